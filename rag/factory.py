@@ -1,0 +1,101 @@
+"""The one place that turns settings into components: embedder, store, index, retriever,
+generator. Expensive parts (the embedding model, store clients, opened indexes) are cached per
+process and keyed by the settings that define them, so changing a setting takes effect on the
+next question without a restart.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+
+from .embedders import Embedder, MiniLM
+from .errors import GeneratorUnavailableError
+from .generate import Generator
+from .generate.extractive import Extractive
+from .index import Index, open_index, store_for
+from .retrieve import Retriever, make_retriever
+from .settings import Settings
+from .store import Store
+
+_lock = threading.RLock()
+_embedders: dict[tuple, Embedder] = {}
+_stores: dict[tuple, Store] = {}
+_indexes: dict[tuple, Index] = {}
+
+
+def embedder(settings: Settings) -> Embedder:
+    key = (settings.embedder, settings.embed_model if settings.embedder == "openai" else "")
+    with _lock:
+        if key not in _embedders:
+            if settings.embedder == "openai":
+                from .openai_api import OpenAIEmbedder
+
+                _embedders[key] = OpenAIEmbedder(settings)
+            else:
+                _embedders[key] = MiniLM(batch_size=settings.embed_batch_size)
+        return _embedders[key]
+
+
+def store(settings: Settings) -> Store:
+    key = (str(settings.home_path), settings.chroma_url)
+    with _lock:
+        if key not in _stores:
+            _stores[key] = store_for(settings)
+        return _stores[key]
+
+
+def index(settings: Settings, corpus: str | None = None) -> Index:
+    corpus = corpus or settings.corpus
+    emb = embedder(settings)
+    key = (str(settings.home_path), settings.chroma_url, corpus, emb.name)
+    with _lock:
+        idx = _indexes.get(key)
+        if idx is None:
+            idx = _indexes[key] = open_index(settings, emb, store(settings), corpus)
+        return idx
+
+
+def forget_index(settings: Settings, corpus: str | None = None) -> None:
+    """Drop a cached index (after it was rebuilt or found broken)."""
+    corpus = corpus or settings.corpus
+    with _lock:
+        for key in [k for k in _indexes if k[0] == str(settings.home_path) and k[2] == corpus]:
+            del _indexes[key]
+
+
+def retriever(settings: Settings, name: str | None = None) -> Retriever:
+    return make_retriever(name or settings.retriever, index(settings), settings.candidates,
+                          settings.rrf_k)
+
+
+def llm_configured() -> bool:
+    return bool(os.environ.get("OPENAI_BASE_URL") or os.environ.get("OPENAI_API_KEY"))
+
+
+def generator_name(settings: Settings) -> str:
+    """The generator `auto` stands for: openai when an endpoint or key is set, else extractive."""
+    if settings.generator != "auto":
+        return settings.generator
+    return "openai" if llm_configured() else "extractive"
+
+
+def extractive(settings: Settings) -> Extractive:
+    return Extractive(embedder(settings), min_relevance=settings.abstain_threshold)
+
+
+def generator(settings: Settings) -> Generator:
+    name = generator_name(settings)
+    if name == "extractive":
+        return extractive(settings)
+    if name == "openai":
+        try:
+            from .generate.openai import OpenAIGenerator
+        except ImportError as exc:
+            raise GeneratorUnavailableError(f"the openai generator is unavailable ({exc})") from None
+        return OpenAIGenerator(settings)
+    try:
+        from .generate.local import LocalGenerator
+    except ImportError as exc:
+        raise GeneratorUnavailableError(f"the local generator is unavailable ({exc})") from None
+    return LocalGenerator(settings)

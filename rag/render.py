@@ -1,0 +1,54 @@
+"""Plain-text and Markdown renderings of an Answer (the UI has its own HTML rendering)."""
+
+from __future__ import annotations
+
+from .types import Answer
+
+
+def answer_to_text(answer: Answer) -> str:
+    lines = [answer.text, ""]
+    for note in answer.notices:
+        lines.append(f"note: {note}")
+    if answer.abstained and answer.passages:
+        lines.append("You may be looking for:")
+        lines += [f"  - {p.title}" for p in answer.passages[:3]]
+    for c in answer.citations:
+        lines.append(f"[{c.n}] {c.passage.title}" + (f" <{c.passage.url}>" if c.passage.url else ""))
+        lines.append(f"    \u201c{c.quote}\u201d")
+    t = answer.timings_ms
+    lines.append(f"({answer.generator}; retrieve {t.get('retrieve', 0):.0f} ms, generate "
+                 f"{t.get('generate', 0):.0f} ms)")
+    return "\n".join(lines).rstrip()
+
+
+def answer_to_markdown(answer: Answer) -> str:
+    """The answer with a numbered reference list, for copy/export."""
+    out = [f"**Q:** {answer.question}", "", answer.text, ""]
+    if answer.citations:
+        out.append("**References**")
+        out.append("")
+        for c in answer.citations:
+            p = c.passage
+            link = f" <{p.url}>" if p.url else ""
+            authors = f" {p.authors}." if p.authors else ""
+            out.append(f"[{c.n}] {p.title}.{authors} ICML 2024.{link}")
+    return "\n".join(out).rstrip() + "\n"
+
+
+def answer_to_bibtex(answer: Answer) -> str:
+    """BibTeX-like entries (title, authors, URL) for the cited papers."""
+    entries = []
+    for c in answer.citations:
+        p = c.passage
+        key = p.paper_id.replace("icml2024-poster-", "icml2024_")
+        authors = " and ".join(a.strip() for a in p.authors.split(",") if a.strip())
+        fields = [f"  title = {{{p.title}}}"]
+        if authors:
+            fields.append(f"  author = {{{authors}}}")
+        fields.append("  booktitle = {Proceedings of the 41st International Conference on "
+                      "Machine Learning (ICML 2024)}")
+        fields.append("  year = {2024}")
+        if p.url:
+            fields.append(f"  url = {{{p.url}}}")
+        entries.append(f"@inproceedings{{{key},\n" + ",\n".join(fields) + "\n}")
+    return "\n\n".join(entries) + ("\n" if entries else "")

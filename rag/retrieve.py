@@ -1,0 +1,155 @@
+"""Retrievers: dense (Chroma), BM25 (bm25s) and hybrid (reciprocal rank fusion of both).
+
+The public `retrieve()` does the shared work (over-fetching, at most `max_per_paper` passages
+per paper, ranks, cosine evidence for the abstention gate) and calls `_candidates()`, which each
+retriever fills. Filters: `{"paper_id": [...], "source": [...]}`.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+import numpy as np
+
+from .embedders import embed_query
+from .index import Index, passage_from
+from .types import Passage
+
+Filters = dict[str, list[str]]
+
+
+class Retriever(Protocol):
+    name: str
+
+    def retrieve(self, query: str, k: int, max_per_paper: int = 1,
+                 filters: Filters | None = None) -> list[Passage]:
+        """The top `k` passages for `query`, best first, ranks starting at 1."""
+        ...
+
+
+class _Base:
+    name = "base"
+
+    def __init__(self, index: Index, candidates: int = 50):
+        self.index = index
+        self.candidates = candidates
+        self._qcache: tuple[str, np.ndarray] | None = None
+
+    def query_vector(self, query: str) -> np.ndarray:
+        if self._qcache is None or self._qcache[0] != query:
+            self._qcache = (query, embed_query(self.index.embedder, query))
+        return self._qcache[1]
+
+    def retrieve(self, query: str, k: int, max_per_paper: int = 1,
+                 filters: Filters | None = None) -> list[Passage]:
+        n = max(self.candidates, k * max_per_paper * 3)
+        out: list[Passage] = []
+        per_paper: dict[str, int] = {}
+        for p in self._candidates(query, n, filters):
+            if per_paper.get(p.paper_id, 0) >= max_per_paper:
+                continue
+            per_paper[p.paper_id] = per_paper.get(p.paper_id, 0) + 1
+            out.append(p)
+            if len(out) == k:
+                break
+        self._add_cosine(query, out)
+        for rank, p in enumerate(out, start=1):
+            p.rank = rank
+        return out
+
+    def _candidates(self, query: str, n: int, filters: Filters | None) -> list[Passage]:
+        raise NotImplementedError
+
+    def _add_cosine(self, query: str, passages: list[Passage]) -> None:
+        """Cosine similarity of each passage to the query: the gate's evidence."""
+        missing = [p.chunk_id for p in passages if "dense" not in p.scores]
+        if not missing:
+            return
+        vecs = self.index.collection.vectors(missing)
+        q = self.query_vector(query)
+        for p in passages:
+            if "dense" not in p.scores and p.chunk_id in vecs:
+                p.scores["dense"] = float(np.dot(vecs[p.chunk_id], q))
+
+
+def _where(filters: Filters | None) -> dict | None:
+    if not filters:
+        return None
+    clauses = [{key: {"$in": list(values)}} for key, values in filters.items() if values]
+    if not clauses:
+        return None
+    return clauses[0] if len(clauses) == 1 else {"$and": clauses}
+
+
+class DenseRetriever(_Base):
+    name = "dense"
+
+    def _candidates(self, query, n, filters):
+        hits = self.index.collection.query(self.query_vector(query), n, _where(filters))
+        out = []
+        for h in hits:
+            p = passage_from(h.id, h.text, h.meta, h.similarity)
+            p.scores["dense"] = h.similarity
+            out.append(p)
+        return out
+
+
+class BM25Retriever(_Base):
+    name = "bm25"
+
+    def _candidates(self, query, n, filters):
+        snap = self.index.snapshot()
+        scores = snap.bm25.scores(query)
+        if scores.size == 0:
+            return []
+        if filters:
+            mask = np.ones(len(snap.ids), dtype=bool)
+            for key, values in filters.items():
+                if values:
+                    allowed = set(values)
+                    mask &= np.array([m.get(key) in allowed for m in snap.metas])
+            scores = np.where(mask, scores, 0.0)
+        n = min(n, int((scores > 0).sum()))
+        if n == 0:
+            return []
+        top = np.argpartition(-scores, n - 1)[:n]
+        top = top[np.lexsort((top, -scores[top]))]  # by score, ties by position: deterministic
+        out = []
+        for i in top:
+            p = snap.passage(int(i), float(scores[i]))
+            p.scores["bm25"] = float(scores[i])
+            out.append(p)
+        return out
+
+
+class HybridRetriever(_Base):
+    """Dense and BM25 candidates fused by reciprocal rank: score = sum of 1 / (rrf_k + rank)."""
+
+    name = "hybrid"
+
+    def __init__(self, index: Index, candidates: int = 50, rrf_k: int = 60):
+        super().__init__(index, candidates)
+        self.rrf_k = rrf_k
+        self.dense = DenseRetriever(index, candidates)
+        self.bm25 = BM25Retriever(index, candidates)
+        self.dense.query_vector = self.query_vector  # one query embedding for both sides
+
+    def _candidates(self, query, n, filters):
+        fused: dict[str, Passage] = {}
+        totals: dict[str, float] = {}
+        for side in (self.dense, self.bm25):
+            for rank, p in enumerate(side._candidates(query, n, filters), start=1):
+                keep = fused.setdefault(p.chunk_id, p)
+                keep.scores.update(p.scores)
+                totals[p.chunk_id] = totals.get(p.chunk_id, 0.0) + 1.0 / (self.rrf_k + rank)
+        for cid, p in fused.items():
+            p.score = totals[cid]
+        return sorted(fused.values(), key=lambda p: (-p.score, p.chunk_id))
+
+
+def make_retriever(name: str, index: Index, candidates: int = 50, rrf_k: int = 60) -> Retriever:
+    if name == "dense":
+        return DenseRetriever(index, candidates)
+    if name == "bm25":
+        return BM25Retriever(index, candidates)
+    return HybridRetriever(index, candidates, rrf_k)

@@ -1,0 +1,131 @@
+"""The typed records that flow between the pipeline's stages.
+
+Paper -> (chunking) -> Chunk -> (retrieval) -> Passage -> (generation + citation check) -> Answer.
+Character offsets always refer to the paper's `text`, so a citation can point at the exact
+sentence(s) it rests on: `paper.text[start:end] == quote`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Paper:
+    """One document of a corpus: an abstract, an uploaded file."""
+
+    id: str
+    title: str
+    text: str
+    authors: str = ""
+    url: str = ""
+    source: str = ""  # where it came from: a file name, a corpus name
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """A token-bounded, sentence-aligned piece of a paper."""
+
+    paper_id: str
+    index: int  # position of the chunk inside its paper
+    text: str
+    start: int  # character span inside the paper's text
+    end: int
+    sentences: tuple[tuple[int, int], ...]  # sentence spans, paper-relative
+
+    @property
+    def id(self) -> str:
+        return f"{self.paper_id}#{self.index}"
+
+
+@dataclass
+class Passage:
+    """A retrieved chunk with what the reader needs to cite it."""
+
+    chunk_id: str
+    paper_id: str
+    title: str
+    text: str
+    score: float
+    start: int = 0
+    end: int = 0
+    sentences: tuple[tuple[int, int], ...] = ()
+    authors: str = ""
+    url: str = ""
+    source: str = ""
+    rank: int = 0
+    scores: dict[str, float] = field(default_factory=dict)  # per-retriever evidence
+
+    def sentence_texts(self) -> list[tuple[int, int, str]]:
+        """(start, end, text) of each sentence, paper-relative offsets."""
+        out = []
+        for s, e in self.sentences:
+            out.append((s, e, self.text[s - self.start : e - self.start]))
+        return out
+
+
+@dataclass
+class Citation:
+    """One `[n]` of an answer: the passage it points at and the sentence(s) it rests on."""
+
+    n: int
+    passage: Passage
+    quote: str
+    spans: tuple[tuple[int, int], ...] = ()  # paper-relative spans of the quote
+
+    @property
+    def paper_id(self) -> str:
+        return self.passage.paper_id
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"n": self.n, "paper_id": self.passage.paper_id, "title": self.passage.title,
+                "url": self.passage.url, "quote": self.quote, "text": self.passage.text}
+
+
+@dataclass
+class AnswerSentence:
+    """One sentence of the answer, its citation numbers and whether its citations support it."""
+
+    text: str
+    citations: tuple[int, ...]
+    supported: bool = True
+    support: float = 1.0
+
+
+@dataclass
+class Answer:
+    """What `ask()` returns: the answer and all the evidence behind it."""
+
+    question: str
+    text: str
+    citations: list[Citation]
+    passages: list[Passage]
+    abstained: bool
+    generator: str
+    timings_ms: dict[str, float]
+    sentences: list[AnswerSentence] = field(default_factory=list)
+    query: str = ""  # the standalone query retrieval ran on (differs from `question` on follow-ups)
+    notices: list[str] = field(default_factory=list)  # fallbacks, truncations: shown to the user
+    relevance: float = 0.0  # the abstention gate's score for the best passage
+
+    @property
+    def support_rate(self) -> float:
+        """Share of cited answer sentences that their citations support (1.0 when none)."""
+        cited = [s for s in self.sentences if s.citations]
+        return sum(s.supported for s in cited) / len(cited) if cited else 1.0
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON of `rag ask --json` and of the UI's `ask` API endpoint."""
+        return {
+            "question": self.question,
+            "answer": self.text,
+            "abstained": self.abstained,
+            "generator": self.generator,
+            "citations": [c.to_dict() for c in self.citations],
+            "passages": [{"rank": p.rank, "paper_id": p.paper_id, "title": p.title,
+                          "text": p.text, "score": round(float(p.score), 6)} for p in self.passages],
+            "timings_ms": {k: round(float(self.timings_ms.get(k, 0.0)), 2)
+                           for k in ("retrieve", "generate", "total")},
+        }

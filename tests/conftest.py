@@ -1,0 +1,68 @@
+"""Shared fixtures: a real Chroma index of the shipped seeds, built once per test session with
+the real MiniLM model, and an isolated data directory for every test."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = ROOT.parent / "shared"
+os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+
+@pytest.fixture(autouse=True)
+def _isolated_env(tmp_path, monkeypatch):
+    """No test touches the user's cache or a configured LLM endpoint by accident."""
+    monkeypatch.setenv("RAG_HOME", str(tmp_path / "rag-home"))
+    for key in list(os.environ):
+        if key.startswith("RAG_") and key != "RAG_HOME":
+            monkeypatch.delenv(key)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+
+
+@pytest.fixture(scope="session")
+def embedder():
+    from rag.embedders import MiniLM
+
+    return MiniLM()
+
+
+@pytest.fixture(scope="session")
+def seed_home(tmp_path_factory, embedder) -> Path:
+    """A data directory holding the index of the seeds (built once per session)."""
+    from rag import factory
+    from rag.index import build_index
+    from rag.settings import Settings
+
+    home = tmp_path_factory.mktemp("seed-home")
+    settings = Settings.load(home=str(home), env={})
+    factory._embedders[("minilm", "")] = embedder
+    build_index(settings, embedder, factory.store(settings), "seeds")
+    return home
+
+
+@pytest.fixture
+def seed_settings(seed_home):
+    from rag.settings import Settings
+
+    return Settings.load(home=str(seed_home), env={})
+
+
+@pytest.fixture
+def copy_of_seed_home(seed_home, tmp_path) -> Path:
+    """A private copy of the seed index, for tests that change it."""
+    target = tmp_path / "home-copy"
+    shutil.copytree(seed_home, target, ignore=shutil.ignore_patterns("index.lock"))
+    return target
+
+
+def load_questions() -> list[dict]:
+    path = ROOT / "eval" / "datasets" / "seeds.jsonl"
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
