@@ -83,3 +83,13 @@ class BM25:
         if not terms:
             return np.zeros(self.size, dtype=np.float32)
         return np.asarray(self._model.get_scores(terms), dtype=np.float32)
+
+
+def idf_table(model: "BM25") -> tuple[dict[str, int], np.ndarray]:
+    """(vocabulary, idf per term id) of an index, for weighting query terms elsewhere."""
+    if model._model is None:
+        return {}, np.zeros(0, dtype=np.float32)
+    indptr = np.asarray(model._model.scores["indptr"])
+    df = np.diff(indptr).astype(np.float32)
+    n = float(model.size)
+    return model._model.vocab_dict, np.log(1.0 + (n - df + 0.5) / (df + 0.5))

@@ -20,6 +20,13 @@ from .types import AnswerSentence, Citation, Passage
 
 MARKER = re.compile(r"\[\s*(\d{1,4}(?:\s*[,;]\s*\d{1,4})*)\s*\]")
 _SPACE_BEFORE_PUNCT = re.compile(r"\s+([.,;:!?])")
+_LIST_ITEM = re.compile(r"\s*([-*\u2022]|\d{1,2}[.)])\s+")
+_MARKERS_AFTER_END = re.compile(r"([.!?])[ \t]*((?:\[\d+\][ \t]*)+)(?=\s|$)")
+
+
+def _markers_before_end(line: str) -> str:
+    """'A claim. [1][2] Next' -> 'A claim [1][2]. Next': markers belong to their sentence."""
+    return _MARKERS_AFTER_END.sub(lambda m: f" {m.group(2).strip()}{m.group(1)}", line)
 
 
 @dataclass
@@ -53,7 +60,7 @@ def check_citations(text: str, passages: list[Passage]) -> Checked:
 
     lines = []
     for line in text.split("\n"):
-        line = MARKER.sub(renumber, line)
+        line = _markers_before_end(MARKER.sub(renumber, line))
         line = re.sub(r"(\[\d+\])(?:\1)+", r"\1", line)  # "[1][1]" -> "[1]"
         line = _SPACE_BEFORE_PUNCT.sub(r"\1", re.sub(r"[ \t]{2,}", " ", line)).rstrip()
         lines.append(line)
@@ -74,7 +81,10 @@ def answer_sentences(text: str) -> list[AnswerSentence]:
     for line in text.split("\n"):
         if not line.strip():
             continue
-        for s, e in split_sentences(line):
+        line = _markers_before_end(line)
+        # A list item ("- Title: claim [n]") is one unit: titles may hold "?" or ". ".
+        spans = [(0, len(line))] if _LIST_ITEM.match(line) else split_sentences(line)
+        for s, e in spans:
             piece = line[s:e]
             nums = tuple(dict.fromkeys(int(n) for n in re.findall(r"\[(\d+)\]", piece)))
             bare = re.sub(r"\[\d+\]", "", piece).strip()

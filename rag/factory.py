@@ -81,7 +81,10 @@ def generator_name(settings: Settings) -> str:
 
 
 def extractive(settings: Settings) -> Extractive:
-    return Extractive(embedder(settings), min_relevance=settings.abstain_threshold)
+    from .bm25 import idf_table
+
+    idf = idf_table(index(settings).snapshot().bm25)
+    return Extractive(min_relevance=settings.abstain_threshold, idf=idf)
 
 
 def generator(settings: Settings) -> Generator:

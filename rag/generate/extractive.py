@@ -1,8 +1,8 @@
 """The extractive generator: an answer made of the retrieved abstracts' own sentences.
 
 No language model: each sentence of the retrieved passages is scored against the question
-(cosine similarity of MiniLM embeddings plus content-word overlap), and the best ones are
-quoted verbatim with their `[n]`, so the answer is faithful by construction. A question asking
+(the IDF-weighted share of the question's terms it contains, plus its passage's cosine
+similarity to the question), and the best ones are quoted verbatim with their `[n]`, so the answer is faithful by construction. A question asking
 for several papers ("which papers study X?") gets one line per relevant paper with its title.
 
 Example: "Which kernels avoid mean reversion?" -> "We show that non-positive kernels ... [1]"
@@ -11,13 +11,9 @@ Example: "Which kernels avoid mean reversion?" -> "We show that non-positive ker
 from __future__ import annotations
 
 import re
-from collections import OrderedDict
 from typing import Iterator
 
-import numpy as np
-
-from ..embedders import Embedder
-from ..text import coverage
+from ..bm25 import tokenize
 from ..types import Passage
 from . import History
 
@@ -25,7 +21,25 @@ _LIST = re.compile(
     r"\b(which|what|list|name|any|some|all)\b.{0,40}\b(papers|works|studies|articles|methods|"
     r"approaches|abstracts|publications)\b|\blist\b|\bpapers (that|which|about|on)\b", re.I)
 MAX_SENTENCES = 3
-LEXICAL_WEIGHT = 0.25
+
+
+def weighted_coverage(question: str, sentence: str, idf=None) -> float:
+    """IDF-weighted share of the question's terms that the sentence contains."""
+    q = set(tokenize(question))
+    if not q:
+        return 0.0
+    s = set(tokenize(sentence))
+    if idf is None:
+        return len(q & s) / len(q)
+    vocab, table = idf
+    top = float(table.max()) if len(table) else 1.0
+
+    def w(t: str) -> float:
+        i = vocab.get(t)
+        return float(table[i]) if i is not None and i < len(table) else top
+
+    total = sum(w(t) for t in q)
+    return sum(w(t) for t in q & s) / total if total else 0.0
 
 
 def is_list_question(question: str) -> bool:
@@ -35,32 +49,21 @@ def is_list_question(question: str) -> bool:
 class Extractive:
     name = "extractive"
 
-    def __init__(self, embedder: Embedder, min_relevance: float = 0.0, cache_size: int = 20000):
-        self.embedder = embedder
+    def __init__(self, min_relevance: float = 0.0, idf=None):
         self.min_relevance = min_relevance
-        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
-        self._cache_size = cache_size
-
-    def _vectors(self, texts: list[str]) -> np.ndarray:
-        missing = list(dict.fromkeys(t for t in texts if t not in self._cache))
-        if missing:
-            for t, v in zip(missing, self.embedder.embed(missing)):
-                self._cache[t] = v
-            while len(self._cache) > self._cache_size:
-                self._cache.popitem(last=False)
-        return np.stack([self._cache[t] for t in texts])
+        self.idf = idf  # (vocabulary, idf array) of the index, for weighting question terms
 
     def score_sentences(self, question: str, passages: list[Passage]
                         ) -> list[tuple[float, int, int, str]]:
         """(score, passage index, sentence position, sentence) for every passage sentence."""
         cands = [(i, j, t) for i, p in enumerate(passages)
                  for j, (_, _, t) in enumerate(p.sentence_texts()) if t.strip()]
-        if not cands:
-            return []
-        vecs = self._vectors([question] + [t for _, _, t in cands])
-        cos = vecs[1:] @ vecs[0]
-        return [(float(c) + LEXICAL_WEIGHT * coverage(question, t), i, j, t)
-                for c, (i, j, t) in zip(cos, cands)]
+        # A sentence from a less relevant passage needs proportionally more of the question's
+        # terms to win: its coverage is scaled by its passage's cosine relative to the best.
+        rel = [max(p.scores.get("dense", 0.0), 1e-6) for p in passages]
+        top = max(rel) if rel else 1.0
+        return [(weighted_coverage(question, t, self.idf) * (rel[i] / top) ** 2, i, j, t)
+                for i, j, t in cands]
 
     def generate(self, question: str, passages: list[Passage],
                  history: History = ()) -> Iterator[str]:
