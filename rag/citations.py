@@ -18,7 +18,9 @@ from .chunking import split_sentences
 from .text import coverage
 from .types import AnswerSentence, Citation, Passage
 
-MARKER = re.compile(r"\[\s*(\d{1,4}(?:\s*[,;]\s*\d{1,4})*)\s*\]")
+# Any bracketed number list is a marker, however long its numbers: "[10000]" must be checked
+# (and removed) like "[9]", or it would stay in the text as a citation nobody can follow.
+MARKER = re.compile(r"\[\s*(\d+(?:\s*[,;]\s*\d+)*)\s*\]")
 _SPACE_BEFORE_PUNCT = re.compile(r"\s+([.,;:!?])")
 _LIST_ITEM = re.compile(r"\s*([-*\u2022]|\d{1,2}[.)])\s+")
 _MARKERS_AFTER_END = re.compile(r"([.!?])[ \t]*((?:\[\d+\][ \t]*)+)(?=\s|$)")
@@ -45,7 +47,7 @@ def check_citations(text: str, passages: list[Passage]) -> Checked:
     def renumber(match: re.Match) -> str:
         out = []
         for raw in re.split(r"\s*[,;]\s*", match.group(1)):
-            n = int(raw)
+            n = int(raw) if len(raw) <= 12 else 10**12  # int() refuses 4,300+ digits
             if not 1 <= n <= len(passages):
                 removed.append(n)
                 continue

@@ -11,34 +11,56 @@ from .errors import RagError
 from .settings import GENERATORS, RETRIEVERS, Settings
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line (with where to find help), like every error."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
+
+
+def _argv_text(text: str) -> str:
+    """Undo Python's surrogateescape on argv: bytes that are not UTF-8 become U+FFFD."""
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
 def _settings(args: argparse.Namespace) -> Settings:
     overrides = {k: getattr(args, k, None) for k in ("corpus", "k", "retriever", "generator")}
     return Settings.load(**{k: v for k, v in overrides.items() if v is not None})
 
 
-def _progress_bar(desc: str):
-    from tqdm import tqdm
+class _ProgressBar:
+    """A tqdm bar on stderr, created on the first update; `close()` ends its line, so an error
+    printed after it starts on a line of its own."""
 
-    bar = None
+    def __init__(self, desc: str):
+        self.desc, self.bar = desc, None
 
-    def update(done: int, total: int) -> None:
-        nonlocal bar
-        if bar is None:
-            bar = tqdm(total=total, desc=desc, unit="chunk", file=sys.stderr, dynamic_ncols=True)
-        bar.n = done
-        bar.refresh()
+    def __call__(self, done: int, total: int) -> None:
+        from tqdm import tqdm
+
+        if self.bar is None:
+            self.bar = tqdm(total=total, desc=self.desc, unit="chunk", file=sys.stderr,
+                            dynamic_ncols=True)
+        self.bar.n = done
+        self.bar.refresh()
         if done >= total:
-            bar.close()
+            self.close()
 
-    return update
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
 
 
 def cmd_index(args) -> int:
     import rag
 
     settings = _settings(args)
-    report = rag.index(settings.corpus, settings, progress=_progress_bar("embedding"),
-                       rebuild=args.rebuild)
+    bar = _ProgressBar("embedding")
+    try:
+        report = rag.index(settings.corpus, settings, progress=bar, rebuild=args.rebuild)
+    finally:
+        bar.close()
     print(report.summary())
     return 0
 
@@ -47,7 +69,7 @@ def cmd_ask(args) -> int:
     import rag
 
     settings = _settings(args)
-    question = " ".join(args.question)
+    question = _argv_text(" ".join(args.question))
     if args.json:
         answer = rag.ask(question, settings=settings)
         print(json.dumps(answer.to_dict(), ensure_ascii=False, indent=1))
@@ -90,9 +112,9 @@ def cmd_eval(args) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="rag", description="Cited answers from ICML 2024 "
+    parser = _Parser(prog="rag", description="Cited answers from ICML 2024 "
                                      "abstracts, offline.")
-    sub = parser.add_subparsers(dest="command", required=True)
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     def common(p, retrieval: bool = False):
         p.add_argument("--corpus", help="seeds (default), icml2024, or a path")
@@ -143,6 +165,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return args.func(args)
     except RagError as exc:
         print(f"rag: error: {exc}", file=sys.stderr)
+        return 1
+    except OSError as exc:  # e.g. a data directory that cannot be created or written
+        where = f": {exc.filename}" if exc.filename else ""
+        print(f"rag: error: {exc.strerror or exc}{where}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("rag: interrupted", file=sys.stderr)

@@ -9,12 +9,15 @@ loaded from site-packages with sentence-transformers, never from a hub. `OpenAIE
 from __future__ import annotations
 
 import os
+import re
 import threading
 from typing import Protocol, Sequence
 
 import numpy as np
 
 from .errors import RagError
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class Embedder(Protocol):
@@ -24,6 +27,12 @@ class Embedder(Protocol):
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Unit-length float32 vectors, one row per text."""
         ...
+
+
+def valid_text(text: str) -> str:
+    """`text` as valid Unicode: lone surrogates (from undecodable bytes) become U+FFFD, which the
+    tokenizers would otherwise reject with a TypeError."""
+    return _SURROGATE.sub("\ufffd", text)
 
 
 def embed_query(embedder: Embedder, text: str) -> np.ndarray:
@@ -70,6 +79,6 @@ class MiniLM:
             return np.zeros((0, self.dim), dtype=np.float32)
         model = self._load()
         # sentence-transformers sorts each call's texts by length, which cuts padding.
-        vecs = model.encode(list(texts), batch_size=self.batch_size, convert_to_numpy=True,
+        vecs = model.encode([valid_text(t) for t in texts], batch_size=self.batch_size, convert_to_numpy=True,
                             normalize_embeddings=True, show_progress_bar=False)
         return np.asarray(vecs, dtype=np.float32)

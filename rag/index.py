@@ -41,6 +41,7 @@ from .types import Chunk, Paper, Passage
 
 Progress = Callable[[int, int], None]  # (done, total) chunks embedded
 SCHEMA = 1
+REFRESH_SECONDS = 1.0
 
 
 def slug(text: str) -> str:
@@ -149,58 +150,92 @@ def build_index(settings: Settings, embedder: Embedder, store: Store | None = No
     report = IndexReport(corpus, name, duplicates=loaded.duplicates)
     with _Lock(settings.home_path):
         if rebuild:
-            store.delete(name)
+            try:
+                store.delete(name)
+            except IndexCorruptError as exc:
+                if store.url or not getattr(exc, "unreadable", False):
+                    raise
+                store.set_aside()  # unreadable: start a new store, keep the old one aside
         col = store.open(name, create_meta={"embedder": embedder.name, "dim": embedder.dim,
                                             "corpus": corpus_key(corpus), "schema": SCHEMA})
         _check_embedder(col, embedder, name)
-        stored: dict[str, dict] = {}
-        for cid, _, meta, _ in col.iter_all():
-            rec = stored.setdefault(meta.get("paper_id", "?"), {"ids": [], "hash": set(), "n": -1})
-            rec["ids"].append(cid)
-            rec["hash"].add(meta.get("paper_hash"))
-            rec["n"] = meta.get("n_chunks", -1)
         wanted = {p.id: (p, paper_hash(p, settings)) for p in loaded.papers}
-        stale: list[str] = []
-        todo: list[tuple[Paper, str]] = []
-        for pid, rec in stored.items():
-            if pid not in wanted:
-                stale += rec["ids"]
-                report.removed += 1
-        for pid, (paper, digest) in wanted.items():
-            rec = stored.get(pid)
-            if rec and rec["hash"] == {digest} and len(rec["ids"]) == rec["n"]:
-                continue
-            if rec:
-                stale += rec["ids"]
-                report.updated += 1
-            else:
-                report.added += 1
-            todo.append((paper, digest))
+        todo, stale = _diff(col, wanted, report)
         if stale or todo or col.meta.get("generation", "").startswith("dirty") \
                 or "generation" not in col.meta:
+            # New chunks are written before old ones are deleted, so an index whose update
+            # stopped half-way (killed, disk full) still answers from what it held before;
+            # "dirty" tells readers not to cache a snapshot of it, and the next run finishes it.
             col.set_meta(generation=f"dirty-{uuid.uuid4().hex}")
-            if stale:
-                col.delete(stale)
-            report.embedded = _embed_and_add(col, embedder, todo, settings, progress)
-            col.set_meta(generation=uuid.uuid4().hex, updated=time.time())
+            rows = _chunk_rows(todo, settings)
+            try:
+                report.embedded = _embed_and_add(col, embedder, rows, settings, progress)
+                written = {c.id for c, _ in rows}
+                col.delete([cid for cid in stale if cid not in written])
+                col.set_meta(generation=uuid.uuid4().hex, updated=time.time())
+            except RagError as exc:
+                raise type(exc)(f"{exc} (the update stopped half-way; the index still answers "
+                                f"from what it held before)") from None
         report.papers = len(wanted)
         report.chunks = col.count()
         index = Index(settings, embedder, col, name)
         index.snapshot()  # build the BM25 side now, not on the first question
-        index.write_manifest(corpus, report)
+        try:
+            index.write_manifest(corpus, report)
+        except OSError:
+            pass  # the manifest is informative only; Chroma's metadata is what is checked
     report.seconds = time.perf_counter() - t0
     return report
 
 
-def _embed_and_add(col: Collection, embedder: Embedder, todo: list[tuple[Paper, str]],
-                   settings: Settings, progress: Progress | None) -> int:
+def _diff(col: Collection, wanted: dict[str, tuple[Paper, str]], report: IndexReport
+          ) -> tuple[list[tuple[Paper, str]], list[str]]:
+    """Papers to (re-)embed and chunk ids to delete, from what the collection holds.
+
+    A paper is complete when its chunks of the current content hash are exactly
+    `paper_id#0 .. #n-1`; chunks of another hash are leftovers of an update that stopped."""
+    stored: dict[str, dict[str, list[tuple[str, int]]]] = {}
+    for cid, _, meta, _ in col.iter_all():
+        by_hash = stored.setdefault(meta.get("paper_id", "?"), {})
+        by_hash.setdefault(meta.get("paper_hash", ""), []).append(
+            (cid, int(meta.get("n_chunks", -1))))
+    todo: list[tuple[Paper, str]] = []
+    stale: list[str] = []
+    for pid, by_hash in stored.items():
+        if pid not in wanted:
+            stale += [cid for rows in by_hash.values() for cid, _ in rows]
+            report.removed += 1
+    for pid, (paper, digest) in wanted.items():
+        by_hash = stored.get(pid, {})
+        have = by_hash.get(digest, [])
+        complete = bool(have) and {cid for cid, _ in have} == {
+            Chunk(pid, i, "", 0, 0, ()).id for i in range(have[0][1])}
+        others = [cid for h, rows in by_hash.items() if h != digest or not complete
+                  for cid, _ in rows]
+        stale += others
+        if complete:
+            continue
+        if by_hash:
+            report.updated += 1
+        else:
+            report.added += 1
+        todo.append((paper, digest))
+    return todo, stale
+
+
+def _chunk_rows(todo: list[tuple[Paper, str]], settings: Settings) -> list[tuple[Chunk, dict]]:
     rows = []
     for paper, digest in todo:
         chunks = chunk_paper(paper, settings.chunk_tokens, settings.chunk_overlap)
         rows += [(c, _chunk_meta(paper, c, digest, len(chunks))) for c in chunks]
+    return rows
+
+
+def _embed_and_add(col: Collection, embedder: Embedder, rows: list[tuple[Chunk, dict]],
+                   settings: Settings, progress: Progress | None) -> int:
     # Length-sorted batches cut padding in the model; each batch is stored as soon as it is
     # embedded, so an interrupted run keeps its work and the next run finishes the rest.
-    rows.sort(key=lambda r: len(r[0].text))
+    rows = sorted(rows, key=lambda r: len(r[0].text))
     batch = max(settings.embed_batch_size, 1) * 4
     done = 0
     if progress:
@@ -252,10 +287,22 @@ class Index:
         self.settings, self.embedder, self.collection, self.name = settings, embedder, col, name
         self.dir = _index_dir(settings, name)
         self._snap: Snapshot | None = None
+        self._checked = time.monotonic()
 
     @property
     def generation(self) -> str:
+        """The collection's generation, fetched again at most every REFRESH_SECONDS, so a
+        change written by another process (through a Chroma server) is seen."""
+        if time.monotonic() - self._checked >= REFRESH_SECONDS:
+            self.collection.refresh()
+            self._checked = time.monotonic()
         return str(self.collection.meta.get("generation", ""))
+
+    @property
+    def interrupted(self) -> bool:
+        """Whether the last update of this index stopped half-way (run `rag index` again)."""
+        return self.generation.startswith("dirty") and not _writer_running(
+            self.settings.home_path)
 
     def snapshot(self) -> Snapshot:
         """The chunk table and BM25 index of the current generation, loaded or rebuilt."""
@@ -269,9 +316,9 @@ class Index:
                 data = json.loads((folder / "chunks.json").read_text(encoding="utf-8"))
                 snap = Snapshot(gen, data["ids"], data["texts"], data["metas"],
                                 BM25.load(folder / "bm25"))
-            except (OSError, ValueError, KeyError) as exc:
-                snap = None  # a damaged cache is rebuilt from the store below
-                _ = exc
+            except (OSError, ValueError, KeyError, TypeError):
+                snap = None  # a damaged cache is removed and rebuilt from the store below
+                shutil.rmtree(folder, ignore_errors=True)
         if snap is None:
             snap = self._rebuild_snapshot(gen, folder)
         self._snap = snap
@@ -358,14 +405,17 @@ def open_index(settings: Settings, embedder: Embedder, store: Store | None = Non
         raise
     hint = "rag index" + ("" if corpus == "seeds" else f" --corpus {corpus}")
     if col is None:
+        if corpus not in corpus_mod.BUILTIN:
+            corpus_mod.corpus_path(corpus)  # an unknown name or a missing path: say so instead
         raise IndexNotFoundError(f"no index of corpus {corpus!r} for embedder {embedder.name} "
                                  f"in {store.location} store under {settings.home_path}; build it "
                                  f"with `{hint}`")
     _check_embedder(col, embedder, name)
-    dirty = col.meta.get("generation", "").startswith("dirty")
-    if col.count() == 0 or (dirty and not _writer_running(settings.home_path)):
-        raise IndexCorruptError(f"the index of corpus {corpus!r} is empty or was interrupted "
-                                f"while being written; finish it with `{hint}`")
+    # An index whose update was interrupted is still opened: its new chunks were written
+    # before any old one was deleted, so it answers from at least what it held before.
+    if col.count() == 0:
+        raise IndexCorruptError(f"the index of corpus {corpus!r} is empty (was its first "
+                                f"`rag index` interrupted?); build it with `{hint}`")
     return Index(settings, embedder, col, name)
 
 

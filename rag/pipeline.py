@@ -15,7 +15,9 @@ from .citations import check_citations
 from .errors import GeneratorError, InputError
 from .gate import passes, relevance
 from .generate import History
-from .prompts import CANNOT_ANSWER, NOTICE_FALLBACK, NOTICE_TRUNCATED, NOTICE_UNSUPPORTED
+from .generate.prompting import Prompt
+from .prompts import (CANNOT_ANSWER, NOTICE_FALLBACK, NOTICE_TRUNCATED, NOTICE_UNSUPPORTED,
+                      REASON_EMPTY, REASON_GARBAGE, REASON_NO_CITATIONS)
 from .settings import Settings
 from .support import check_support
 from .text import clean_question, content_terms
@@ -39,15 +41,35 @@ def prepare_question(question: Any, settings: Settings) -> tuple[str, list[str]]
     return text, notices
 
 
+def is_follow_up(question: str, history: History) -> bool:
+    """Does `question` lean on the conversation ('what data did they use?', 'and the second?')."""
+    return bool(history) and (bool(_FOLLOW_UP.search(question))
+                              or len(content_terms(question)) <= 2)
+
+
 def rewrite_query(question: str, history: History) -> str:
     """A standalone query for a follow-up, by rule: borrow the previous question's terms when
     this one refers back to it ('what data did they use?') or is too short to stand alone."""
-    if not history:
+    if not is_follow_up(question, history):
         return question
     previous = clean_question(str(history[-1][0]))
-    if _FOLLOW_UP.search(question) or len(content_terms(question)) <= 2:
-        return f"{previous} {question}"
-    return question
+    return f"{previous} {question}"
+
+
+def standalone_query(question: str, history: History, settings: Settings) -> str:
+    """The query retrieval runs on: a follow-up rewritten by the configured LLM, else by rule.
+
+    The LLM is asked only when the rule sees a follow-up, so standalone questions cost no extra
+    call; when it fails or answers with something that is not a query, the rule decides (a
+    broken backend is reported once, by the generation step's fallback notice)."""
+    if not is_follow_up(question, history) or factory.generator_name(settings) == "extractive":
+        return rewrite_query(question, history)
+    try:
+        rewrite = getattr(factory.generator(settings), "rewrite", None)
+        query = rewrite(question, history) if rewrite else None
+    except GeneratorError:
+        query = None
+    return clean_question(query) if query else rewrite_query(question, history)
 
 
 def _normalise_history(history: Sequence | None) -> list[tuple[str, str]]:
@@ -91,7 +113,10 @@ def ask_stream(question: str, history: Sequence | None = None, settings: Setting
     t0 = time.perf_counter()
     text, notices = prepare_question(question, settings)
     turns = _normalise_history(history)
-    query = rewrite_query(text, turns)
+    timings: dict[str, float] = {}
+    query = standalone_query(text, turns, settings)
+    if query != text:
+        timings["rewrite"] = (time.perf_counter() - t0) * 1000
     retriever = factory.retriever(settings)
     passages = retriever.retrieve(query, settings.k, settings.max_per_paper)
     t1 = time.perf_counter()
@@ -100,32 +125,81 @@ def ask_stream(question: str, history: Sequence | None = None, settings: Setting
     if not passes(passages, settings.abstain_threshold):
         answer = _abstain(text, query, passages, gen_name, notices, score)
     else:
-        raw, gen_name = yield from _generate(settings, text, passages, turns, notices)
-        answer = _finish(text, query, raw, passages, gen_name, notices, score, settings)
+        raw, gen_name, shown = yield from _generate(settings, text, passages, turns, notices,
+                                                    t0, timings)
+        answer = _finish(text, query, raw, passages, shown, gen_name, notices, score, settings)
     t2 = time.perf_counter()
     answer.timings_ms = {"retrieve": (t1 - t0) * 1000, "generate": (t2 - t1) * 1000,
-                         "total": (t2 - t0) * 1000}
+                         "total": (t2 - t0) * 1000, **timings}
     yield answer
 
 
 def _generate(settings: Settings, question: str, passages: list[Passage], history: History,
-              notices: list[str]):
+              notices: list[str], t0: float, timings: dict):
+    """(raw text, generator name, passages the generator was shown); streams the pieces.
+
+    An LLM generator first yields the `Prompt` it sent (how many passages fit, any notice),
+    then text. Whatever goes wrong with an LLM (an error before or during the stream, a stall,
+    an empty, unreadable or uncited answer) ends in the extractive answer with a notice."""
     name = factory.generator_name(settings)
     pieces: list[str] = []
-    try:
-        gen = factory.generator(settings)
-        if name != "extractive":
-            passages = passages[: settings.local_passages] if name == "local" else passages
-        for piece in gen.generate(question, passages, history):
+    if name == "extractive":
+        gen = factory.extractive(settings)
+        for piece in _timed(gen.generate(question, passages, history), t0, timings):
             pieces.append(piece)
             yield piece
-        return "".join(pieces), gen.name
+        return "".join(pieces), gen.name, passages
+    shown = passages[: settings.local_passages] if name == "local" else passages
+    try:
+        gen = factory.generator(settings)
+        for piece in _timed(gen.generate(question, shown, history), t0, timings):
+            if isinstance(piece, Prompt):
+                shown = shown[: piece.passages]
+                notices.extend(piece.notices)
+                continue
+            pieces.append(piece)
+            yield piece
+        raw = "".join(pieces)
+        problem = llm_output_problem(raw, shown)
+        if problem is None:
+            return raw, gen.name, shown
+        reason = problem
     except GeneratorError as exc:
-        if name == "extractive":
-            raise
-        notices.append(NOTICE_FALLBACK.format(generator=name, reason=str(exc)))
-        ext = factory.extractive(settings)
-        return "".join(ext.generate(question, passages, history)), ext.name
+        reason = str(exc)
+    except Exception as exc:  # a backend bug must not cost the user the answer
+        reason = f"unexpected {type(exc).__name__}"
+    notices.append(NOTICE_FALLBACK.format(generator=name, reason=reason))
+    ext = factory.extractive(settings)
+    return "".join(ext.generate(question, passages, history)), ext.name, passages
+
+
+def _timed(pieces, t0: float, timings: dict):
+    for piece in pieces:
+        if isinstance(piece, str) and piece and "first_token" not in timings:
+            timings["first_token"] = (time.perf_counter() - t0) * 1000
+        yield piece
+
+
+def llm_output_problem(raw: str, shown: list[Passage]) -> str | None:
+    """Why an LLM's answer cannot be used as it is (None when it can).
+
+    An abstention is usable; otherwise the answer must be readable text with at least one
+    citation of a passage the model was shown."""
+    text = raw.strip()
+    if not text:
+        return REASON_EMPTY
+    if _is_abstention(text):
+        return None
+    readable = sum(ch.isalnum() or ch.isspace() or ch in ".,;:!?'\"()[]-–—/%+=<>&*#" for ch in text)
+    if readable < 0.8 * len(text) or text.count("\ufffd") > 2:
+        return REASON_GARBAGE
+    if not check_citations(text, shown).citations:
+        return REASON_NO_CITATIONS
+    return None
+
+
+def _is_abstention(text: str) -> bool:
+    return CANNOT_ANSWER.lower().rstrip(".") in text.lower()
 
 
 def _abstain(question: str, query: str, passages: list[Passage], gen: str, notices: list[str],
@@ -135,11 +209,11 @@ def _abstain(question: str, query: str, passages: list[Passage], gen: str, notic
                   relevance=score)
 
 
-def _finish(question: str, query: str, raw: str, passages: list[Passage], gen: str,
-            notices: list[str], score: float, settings: Settings) -> Answer:
-    if not raw.strip() or CANNOT_ANSWER.lower().rstrip(".") in raw.lower():
+def _finish(question: str, query: str, raw: str, passages: list[Passage], shown: list[Passage],
+            gen: str, notices: list[str], score: float, settings: Settings) -> Answer:
+    if not raw.strip() or _is_abstention(raw):
         return _abstain(question, query, passages, gen, notices, score)
-    checked = check_citations(raw, passages)
+    checked = check_citations(raw, shown)
     check_support(checked, factory.embedder(settings) if gen != "extractive" else None)
     unsupported = sum(1 for s in checked.sentences if not s.supported)
     if unsupported and gen != "extractive":

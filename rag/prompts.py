@@ -33,6 +33,13 @@ REWRITE_SYSTEM = (
     "the query alone."
 )
 
+REWRITE_USER = "Conversation:\n{conversation}\n\nLast question: {question}\n\nStandalone query:"
+
 NOTICE_FALLBACK = "The {generator} generator failed ({reason}); showing the extractive answer."
 NOTICE_TRUNCATED = "The question was longer than {limit} characters and was truncated."
+NOTICE_QUESTION_TOKENS = ("The question was too long for the language model's context window "
+                          "and was truncated to {limit} tokens.")
+REASON_NO_CITATIONS = "its answer cited none of the given abstracts"
+REASON_EMPTY = "it returned an empty answer"
+REASON_GARBAGE = "its answer was not readable text"
 NOTICE_UNSUPPORTED = "{count} sentence(s) are not supported by the abstracts they cite."

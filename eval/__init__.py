@@ -1,0 +1,12 @@
+"""Offline answer-quality evals: datasets in, pure metric functions, per-question rows out.
+
+    rag eval --dataset seeds                      # the seed questions on the 90 seed papers
+    rag eval --dataset icml2024                   # the same questions among 2,634 papers
+    rag eval --dataset scifact --grid retriever=bm25,dense,hybrid
+
+`eval.datasets` loads and validates the question sets, `eval.metrics` holds one module per
+metric family (pure functions, no I/O), `eval.run` runs configurations and caches their rows,
+`eval.report` writes the JSON/Markdown summary and plots, `eval.gate` checks a summary against
+the committed thresholds in `eval/thresholds.json`, `eval.calibrate` measures the abstention
+threshold. Nothing here needs a network or an LLM; `--judge` is the one optional exception.
+"""

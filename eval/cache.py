@@ -1,0 +1,76 @@
+"""The row cache: a question's record is reused when nothing that could change it has changed.
+
+The key of a configuration is a hash of every setting that affects answers (not the data
+directory or UI ports), the index generation (it changes whenever the indexed chunks do), a
+hash of the `rag/` and `eval/observe.py` source (a code change invalidates everything), the
+LLM endpoint for LLM generators, and whether answers and the judge were requested. Records live
+in `<RAG_HOME>/eval-cache/<key>.jsonl`, one line per question (keyed by its text), appended as
+they are computed so an interrupted run keeps its work. Metrics are not cached: they are
+recomputed from records on every run.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from rag.settings import Settings
+
+ROOT = Path(__file__).resolve().parent.parent
+IGNORED = ("home", "ui_host", "ui_port", "ui_concurrency")
+
+
+@functools.lru_cache(maxsize=1)
+def code_hash() -> str:
+    """A hash of the source that produces records."""
+    h = hashlib.sha1()
+    files = sorted((ROOT / "rag").rglob("*.py")) + [ROOT / "eval" / "observe.py"]
+    for path in files:
+        h.update(str(path.relative_to(ROOT)).encode())
+        h.update(path.read_bytes())
+    return h.hexdigest()[:12]
+
+
+def config_key(settings: Settings, generation: str, generator: str, with_answer: bool,
+               judge: str = "") -> str:
+    values = {k: v for k, v in dataclasses.asdict(settings).items() if k not in IGNORED}
+    parts = {"settings": values, "generation": generation, "code": code_hash(),
+             "generator": generator, "answers": with_answer, "judge": judge,
+             "endpoint": os.environ.get("OPENAI_BASE_URL", "") if generator != "extractive"
+             else ""}
+    return hashlib.sha1(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def question_key(text: str) -> str:
+    return hashlib.sha1(text.encode()).hexdigest()[:16]
+
+
+class RowCache:
+    """Records of one configuration, loaded once and appended to as questions are run."""
+
+    def __init__(self, folder: Path | None, key: str):
+        self.path = folder / f"{key}.jsonl" if folder else None
+        self.records: dict[str, dict[str, Any]] = {}
+        if self.path and self.path.exists():
+            for line in self.path.read_text(encoding="utf-8").splitlines():
+                try:
+                    item = json.loads(line)
+                    self.records[item["q"]] = item["record"]
+                except (ValueError, KeyError, TypeError):
+                    continue  # a torn last line from an interrupted run: recompute it
+
+    def get(self, question: str) -> dict[str, Any] | None:
+        return self.records.get(question_key(question))
+
+    def put(self, question: str, record: dict[str, Any]) -> None:
+        key = question_key(question)
+        self.records[key] = record
+        if self.path:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with self.path.open("a", encoding="utf-8") as f:
+                f.write(json.dumps({"q": key, "record": record}, ensure_ascii=False) + "\n")

@@ -1,0 +1,92 @@
+"""Per-question rows -> one summary per configuration: means with their counts, by question type.
+
+Which questions each number averages over, so a reader can tell what it means:
+- retrieval metrics: answerable questions (the unanswerable have no gold paper);
+- key-fact recall, citation precision/recall, cites-gold: answerable questions; an abstention
+  scores 0 for key facts and is left out of the citation metrics (it cites nothing);
+- support rate: answered questions (answerable or not), from `Answer.support_rate`;
+- abstention precision/recall and false-abstention rate: all questions (see metrics.abstention);
+- latency: every question, per stage of `Answer.timings_ms` (retrieval only: ranking time).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any, Sequence
+
+from .metrics import mean
+from .metrics.abstention import abstention_scores
+from .metrics.latency import stage_summary
+
+RETRIEVAL = ("recall@1", "recall@3", "recall@5", "recall@10", "recall@k", "hit@5", "hit@10",
+             "mrr@10", "ndcg@10")
+ANSWERS = ("key_fact_recall", "citation_precision", "gold_citation_precision", "citation_recall",
+           "cites_gold", "support_rate", "judge_correct")
+# The columns of the printed table and the Markdown report, with their short headers.
+HEADLINE = (("recall@5", "R@5"), ("recall@10", "R@10"), ("mrr@10", "MRR@10"),
+            ("ndcg@10", "nDCG@10"), ("key_fact_recall", "KeyFact"),
+            ("citation_precision", "CitP"), ("gold_citation_precision", "CitP-gold"),
+            ("citation_recall", "CitR"), ("support_rate", "Support"),
+            ("abstention_precision", "AbstP"), ("abstention_recall", "AbstR"),
+            ("false_abstention_rate", "FalseAbst"), ("judge_correct", "Judge"),
+            ("latency_retrieve_p50", "ret p50 ms"), ("latency_total_p50", "p50 ms"),
+            ("latency_total_p95", "p95 ms"))
+
+
+def _means(rows: Sequence[dict], names: Sequence[str]) -> tuple[dict, dict]:
+    values, counts = {}, {}
+    for name in names:
+        defined = [r["metrics"].get(name) for r in rows if r["metrics"].get(name) is not None]
+        if defined:
+            values[name], counts[name] = mean(defined), len(defined)
+    return values, counts
+
+
+def summarize(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The summary of one configuration's rows."""
+    answerable = [r for r in rows if r["answerable"]]
+    metrics, counts = _means(answerable, RETRIEVAL)
+    out: dict[str, Any] = {"questions": len(rows), "answerable": len(answerable),
+                           "cached": sum(1 for r in rows if r.get("cached")),
+                           "metrics": metrics, "counts": counts}
+    with_answers = [r for r in rows if "abstained" in r]
+    if with_answers:
+        m, c = _means(with_answers, ANSWERS)
+        metrics.update(m)
+        counts.update(c)
+        if any(not r["answerable"] for r in with_answers):
+            s = abstention_scores([r["abstained"] for r in with_answers],
+                                  [r["answerable"] for r in with_answers])
+            for name in ("precision", "recall"):
+                if getattr(s, name) is not None:
+                    metrics[f"abstention_{name}"] = getattr(s, name)
+            if s.false_abstention_rate is not None:
+                metrics["false_abstention_rate"] = s.false_abstention_rate
+            out["abstention"] = {"abstained": s.abstained, "unanswerable": s.unanswerable,
+                                 "answerable": s.answerable, "true": s.true_abstentions,
+                                 "false": s.false_abstentions}
+    latency = stage_summary([r["timings_ms"] for r in rows])
+    out["latency_ms"] = latency
+    for stage in ("retrieve", "total"):
+        if stage in latency:
+            metrics[f"latency_{stage}_p50"] = latency[stage]["p50"]
+            metrics[f"latency_{stage}_p95"] = latency[stage]["p95"]
+    out["by_type"] = by_type(rows)
+    return out
+
+
+def by_type(rows: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Per question type: count, Recall@5 and MRR@10 (answerable), abstention rate."""
+    out = {}
+    for qtype, n in sorted(Counter(r["type"] for r in rows).items()):
+        group = [r for r in rows if r["type"] == qtype]
+        entry: dict[str, Any] = {"n": n}
+        for name in ("recall@5", "recall@10", "hit@10", "mrr@10", "key_fact_recall",
+                     "citation_precision"):
+            value = mean(r["metrics"].get(name) for r in group)
+            if value is not None:
+                entry[name] = value
+        if any("abstained" in r for r in group):
+            entry["abstained"] = mean(float(r["abstained"]) for r in group if "abstained" in r)
+        out[qtype] = entry
+    return out

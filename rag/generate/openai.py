@@ -1,0 +1,39 @@
+"""The `openai` generator: an answer streamed from any OpenAI-compatible chat endpoint.
+
+The prompt comes from `prompting.build_messages`; the HTTP side (timeouts, retries, clear
+errors) lives in `rag/openai_api.py`, the only module that imports the `openai` package.
+The stream starts with the `Prompt` sent (passages that fit, notices such as a truncated
+question), then text pieces.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from ..openai_api import ChatClient
+from ..settings import Settings
+from ..types import Passage
+from . import History
+from .prompting import Prompt, build_messages, clean_rewrite, rewrite_messages
+
+REWRITE_TOKENS = 64
+
+
+class OpenAIGenerator:
+    name = "openai"
+
+    def __init__(self, settings: Settings):
+        self.settings = settings
+        self.chat = ChatClient(settings)
+
+    def generate(self, question: str, passages: list[Passage],
+                 history: History = ()) -> Iterator[str | Prompt]:
+        prompt = build_messages(question, passages, history, self.settings.llm_context_tokens,
+                                self.settings.answer_tokens)
+        yield prompt  # tells the pipeline which passages fit and what to tell the user
+        yield from self.chat.stream(prompt.messages, max_tokens=self.settings.answer_tokens)
+
+    def rewrite(self, question: str, history: History) -> str | None:
+        """`question` as a standalone query, or None when the model's reply is unusable."""
+        reply = self.chat.complete(rewrite_messages(question, history), max_tokens=REWRITE_TOKENS)
+        return clean_rewrite(reply, question)

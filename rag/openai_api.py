@@ -1,0 +1,275 @@
+"""The one module that imports `openai`: chat completions and embeddings against any
+OpenAI-compatible endpoint (OpenAI itself, vLLM, Ollama, a llama.cpp server).
+
+The endpoint comes from `OPENAI_BASE_URL` (default: OpenAI's), the key from `OPENAI_API_KEY`
+(servers that need none get a placeholder). Both are read here, when a client is made, and never
+stored in settings, logged or put in a message: every error text passes through `_scrub`.
+
+- `ChatClient.stream(messages)` yields text pieces. Requests that fail with 429 or 5xx before
+  the first token are retried `settings.llm_retries` times with exponential backoff (honouring
+  `Retry-After`); after the first token a failure is raised, never retried, so no text is
+  repeated. `settings.llm_timeout` bounds connecting and every wait for the next bytes, so a
+  stalled stream ends in a GeneratorError instead of a hang.
+- Every failure becomes a `GeneratorError` whose message says what to change: a refused key, an
+  unknown model (with the models the endpoint does serve), a refused connection, a timeout.
+
+It does not handle tool calls, images, or the async client.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import random
+import threading
+import time
+from typing import Any, Iterator, Sequence
+
+import numpy as np
+import openai
+
+from .errors import GeneratorError, RagError
+from .settings import Settings
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+NO_KEY = "no-key-required"  # llama.cpp, vLLM and Ollama accept any key; the SDK wants one
+BACKOFF_BASE_S = 0.5
+BACKOFF_MAX_S = 8.0
+RETRY_AFTER_MAX_S = 30.0
+_KNOWN_DIMS = {"text-embedding-3-small": 1536, "text-embedding-3-large": 3072,
+               "text-embedding-ada-002": 1536}
+
+_clients: dict[tuple, "openai.OpenAI"] = {}
+_clients_lock = threading.Lock()
+
+
+def endpoint() -> str:
+    """The base URL requests go to (for messages; it never carries the key)."""
+    return (os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
+
+
+def _api_key() -> str:
+    return os.environ.get("OPENAI_API_KEY") or NO_KEY
+
+
+def _scrub(text: str) -> str:
+    """`text` with the API key (and any long fragment of it) replaced by '***'."""
+    key = os.environ.get("OPENAI_API_KEY") or ""
+    if len(key) >= 4:
+        text = text.replace(key, "***")
+        # Servers often echo a key partly masked ("sk-ab...wxyz"); hide long fragments too.
+        for size in range(min(len(key) - 1, 12), 7, -1):
+            for i in range(0, len(key) - size + 1):
+                frag = key[i:i + size]
+                if frag in text:
+                    text = text.replace(frag, "***")
+    return text
+
+
+def _client(settings: Settings) -> "openai.OpenAI":
+    base, key = endpoint(), _api_key()
+    cache_key = (base, hashlib.sha256(key.encode()).hexdigest(), settings.llm_timeout)
+    with _clients_lock:
+        client = _clients.get(cache_key)
+        if client is None:
+            # The SDK's own retries are off: ours retry only what is safe to repeat (see module
+            # docstring) and know the timeout, so the worst case is bounded and predictable.
+            client = openai.OpenAI(base_url=base, api_key=key, timeout=settings.llm_timeout,
+                                   max_retries=0)
+            _clients[cache_key] = client
+        return client
+
+
+def _server_message(exc: "openai.APIStatusError") -> str:
+    body = exc.body
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        message = inner.get("message") if isinstance(inner, dict) else inner
+        if message:
+            return _scrub(str(message))[:300]
+    return ""
+
+
+def _retry_after(exc: "openai.APIStatusError") -> float | None:
+    try:
+        value = float(exc.response.headers.get("retry-after", ""))
+    except (TypeError, ValueError):
+        return None
+    return min(max(value, 0.0), RETRY_AFTER_MAX_S)
+
+
+def _backoff(attempt: int, exc: Exception) -> float:
+    """Seconds to wait before retry number `attempt` (0-based): Retry-After, else 0.5 s * 2^n."""
+    if isinstance(exc, openai.APIStatusError):
+        after = _retry_after(exc)
+        if after is not None:
+            return after
+    return min(BACKOFF_BASE_S * 2 ** attempt, BACKOFF_MAX_S) * (1 - 0.25 * random.random())
+
+
+def _retryable(exc: Exception) -> bool:
+    return isinstance(exc, openai.APIStatusError) and (
+        exc.status_code == 429 or exc.status_code >= 500)
+
+
+def explain(exc: Exception, settings: Settings, model: str, what: str = "chat model",
+            attempts: int = 1) -> GeneratorError:
+    """A GeneratorError saying what went wrong with the endpoint and what to do about it."""
+    base = endpoint()
+    tries = f" after {attempts} attempts" if attempts > 1 else ""
+    if isinstance(exc, openai.APITimeoutError):
+        msg = (f"{base} sent nothing for {settings.llm_timeout:g} s{tries}; the server is stalled "
+               f"or too slow (raise RAG_LLM_TIMEOUT)")
+    elif isinstance(exc, openai.APIConnectionError):
+        msg = (f"cannot connect to {base}; is the server running? Check OPENAI_BASE_URL "
+               f"(e.g. http://127.0.0.1:8000/v1)")
+    elif isinstance(exc, (openai.AuthenticationError, openai.PermissionDeniedError)):
+        msg = (f"{base} refused the API key (HTTP {exc.status_code}); set OPENAI_API_KEY to a "
+               f"valid key for this endpoint")
+    elif isinstance(exc, openai.NotFoundError):
+        served = available_models(settings)
+        hint = f" It serves: {', '.join(served[:8])}." if served else ""
+        msg = (f"{base} has no {what} {model!r} (HTTP 404); set "
+               f"{'RAG_EMBED_MODEL' if what.startswith('embedding') else 'RAG_OPENAI_MODEL'} "
+               f"to a model it serves, and check that OPENAI_BASE_URL ends in /v1.{hint}")
+    elif isinstance(exc, openai.RateLimitError):
+        msg = f"{base} is rate-limiting requests (HTTP 429){tries}; try again later"
+    elif isinstance(exc, openai.APIStatusError):
+        detail = _server_message(exc)
+        msg = (f"{base} answered HTTP {exc.status_code}{tries}" + (f": {detail}" if detail else ""))
+    elif isinstance(exc, (ValueError, KeyError, TypeError, AttributeError, IndexError)):
+        msg = f"{base} sent a malformed response ({type(exc).__name__})"
+    else:
+        msg = f"{base} failed: {type(exc).__name__}: {exc}"
+    return GeneratorError(_scrub(msg))
+
+
+def available_models(settings: Settings) -> list[str]:
+    """The model ids the endpoint lists, or [] when it cannot say."""
+    try:
+        return sorted(m.id for m in _client(settings).models.list())
+    except Exception:  # only a hint for an error message: never mask the original error
+        return []
+
+
+def _with_retries(settings: Settings, model: str, call, what: str = "chat model",
+                  error: type[RagError] = GeneratorError):
+    for attempt in range(settings.llm_retries + 1):
+        try:
+            return call()
+        except openai.OpenAIError as exc:
+            if _retryable(exc) and attempt < settings.llm_retries:
+                time.sleep(_backoff(attempt, exc))
+                continue
+            raise error(str(explain(exc, settings, model, what, attempts=attempt + 1))) from None
+        except (ValueError, TypeError) as exc:  # malformed JSON in a non-streamed body
+            raise error(str(explain(exc, settings, model, what))) from None
+
+
+class ChatClient:
+    """Chat completions from `settings.openai_model` at the configured endpoint."""
+
+    def __init__(self, settings: Settings, model: str | None = None):
+        self.settings = settings
+        self.model = model or settings.openai_model
+
+    def stream(self, messages: Sequence[dict], max_tokens: int,
+               temperature: float = 0.0) -> Iterator[str]:
+        """The reply, piece by piece, as the server streams it."""
+        client = _client(self.settings)
+        stream = _with_retries(self.settings, self.model, lambda: client.chat.completions.create(
+            model=self.model, messages=list(messages), max_tokens=max_tokens,
+            temperature=temperature, stream=True))
+        finished = False
+        try:
+            for chunk in stream:
+                piece, done = _delta_text(chunk)
+                finished = finished or done
+                if piece:
+                    yield piece
+            if not finished:
+                raise GeneratorError(f"{endpoint()} closed the stream before the answer was "
+                                     f"complete")
+        except openai.OpenAIError as exc:
+            raise explain(exc, self.settings, self.model) from None
+        except (ValueError, TypeError, AttributeError, KeyError, IndexError) as exc:
+            raise explain(exc, self.settings, self.model) from None
+        finally:
+            stream.close()
+
+    def complete(self, messages: Sequence[dict], max_tokens: int,
+                 temperature: float = 0.0) -> str:
+        """The whole reply of one non-streamed request."""
+        client = _client(self.settings)
+        reply = _with_retries(self.settings, self.model, lambda: client.chat.completions.create(
+            model=self.model, messages=list(messages), max_tokens=max_tokens,
+            temperature=temperature))
+        try:
+            content = reply.choices[0].message.content
+        except (AttributeError, IndexError, TypeError) as exc:
+            raise explain(exc, self.settings, self.model) from None
+        if content is not None and not isinstance(content, str):
+            raise explain(TypeError("content is not text"), self.settings, self.model)
+        return content or ""
+
+
+def _delta_text(chunk: Any) -> tuple[str, bool]:
+    """(text, whether the choice finished) of one streamed chunk."""
+    choices = chunk.choices
+    if not choices:  # usage-only chunks
+        return "", False
+    if not isinstance(choices, list):
+        raise TypeError("choices is not a list")
+    choice = choices[0]
+    delta = choice.delta
+    content = getattr(delta, "content", None) if delta is not None else None
+    if content is not None and not isinstance(content, str):
+        raise TypeError("delta content is not text")
+    return content or "", bool(getattr(choice, "finish_reason", None))
+
+
+class OpenAIEmbedder:
+    """Unit vectors from an OpenAI-compatible /embeddings endpoint (model `settings.embed_model`).
+
+    The dimension is known for OpenAI's own models; for others it is asked once, by embedding
+    a single word, the first time `dim` is read.
+    """
+
+    def __init__(self, settings: Settings):
+        self.settings = settings
+        self.model = settings.embed_model
+        self.name = f"openai-{self.model}"
+        self.batch_size = settings.embed_batch_size
+        self._dim: int | None = _KNOWN_DIMS.get(self.model)
+
+    @property
+    def dim(self) -> int:
+        if self._dim is None:
+            self._dim = int(self.embed(["dimension"]).shape[1])
+        return self._dim
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self._dim or 0), dtype=np.float32)
+        rows: list[np.ndarray] = []
+        client = _client(self.settings)
+        for i in range(0, len(texts), self.batch_size):
+            batch = [t if t.strip() else " " for t in texts[i:i + self.batch_size]]
+            reply = _with_retries(self.settings, self.model, lambda: client.embeddings.create(
+                model=self.model, input=batch), what="embedding model", error=RagError)
+            rows.append(self._vectors(reply, len(batch)))
+        vectors = np.concatenate(rows)
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        return vectors / np.maximum(norms, 1e-12)
+
+    def _vectors(self, reply: Any, expected: int) -> np.ndarray:
+        try:
+            data = sorted(reply.data, key=lambda d: d.index)
+            vectors = np.asarray([d.embedding for d in data], dtype=np.float32)
+        except (AttributeError, TypeError, ValueError) as exc:
+            raise RagError(str(explain(exc, self.settings, self.model, "embedding model"))
+                           ) from None
+        if vectors.ndim != 2 or vectors.shape[0] != expected:
+            raise RagError(f"{endpoint()} returned {vectors.shape[0] if vectors.ndim else 0} "
+                                 f"embeddings for {expected} texts")
+        return vectors

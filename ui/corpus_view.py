@@ -1,0 +1,94 @@
+"""The corpus tab's logic: the indexed papers (cached per index generation), search, a paper's
+detail view, and adding uploaded documents with a progress callback.
+
+Example: catalog(settings).papers -> every Paper of settings.corpus, sorted by title.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Sequence
+
+from rag import factory, uploads
+from rag.errors import RagError
+from rag.settings import Settings
+from rag.types import Paper
+
+from . import render
+
+PAGE = 50
+
+
+@dataclass
+class Catalog:
+    generation: str
+    papers: list[Paper]
+    by_id: dict[str, Paper] = field(default_factory=dict)
+    names: dict[str, str] = field(default_factory=dict)  # stored upload name -> original name
+
+
+_lock = threading.Lock()
+_cache: dict[tuple, Catalog] = {}
+
+
+def catalog(settings: Settings) -> Catalog:
+    """The papers of the session's corpus; rebuilt only when the index changed."""
+    index = factory.index(settings)
+    key = (str(settings.home_path), settings.chroma_url, settings.corpus)
+    generation = index.generation
+    with _lock:
+        cat = _cache.get(key)
+        if cat is not None and cat.generation == generation:
+            return cat
+    papers = index.papers()
+    cat = Catalog(generation, papers, {p.id: p for p in papers},
+                  uploads.original_names(settings, settings.corpus))
+    with _lock:
+        _cache[key] = cat
+    return cat
+
+
+def paper(settings: Settings, paper_id: str) -> Paper | None:
+    try:
+        return catalog(settings).by_id.get(paper_id)
+    except RagError:
+        return None
+
+
+def list_html(settings: Settings, query: str = "") -> str:
+    """The list of papers matching `query`, or a friendly message if there is no index."""
+    try:
+        cat = catalog(settings)
+    except RagError as exc:
+        return render.error_html(str(exc), "The corpus cannot be shown")
+    hits, total = render.search_papers(cat.papers, query or "", PAGE)
+    return render.paper_list_html(hits, total, query or "", cat.names)
+
+
+def detail_html(settings: Settings, paper_id: str) -> str:
+    try:
+        cat = catalog(settings)
+    except RagError as exc:
+        return render.error_html(str(exc), "The paper cannot be shown")
+    p = cat.by_id.get(paper_id)
+    if p is None:
+        return render.error_html(f"no paper {paper_id!r} in this corpus (was it removed?)",
+                                 "Not found")
+    return render.source_html(p.title, p.text, (), 0, p.authors, p.url, "",
+                              cat.names.get(p.source, ""))
+
+
+def add_files(paths: Sequence[str], settings: Settings,
+              progress: Callable[[int, int], None] | None = None) -> str:
+    """Add uploaded files (their temp paths; the file name is the user's) and report."""
+    if not paths:
+        return render.error_html("choose one or more .txt, .md, .jsonl or .pdf files first",
+                                 "Nothing to add")
+    pairs = [(str(p), Path(str(p)).name) for p in paths]
+    try:
+        report = uploads.add_documents(pairs, settings, settings.corpus, progress=progress)
+    except RagError as exc:
+        return render.error_html(str(exc), "The documents could not be added")
+    return render.upload_report_html(report)

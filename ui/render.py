@@ -1,0 +1,370 @@
+"""Pure rendering of answers, sources and papers to the HTML the chat shows (and Markdown to copy).
+
+Every function takes plain data (an `Answer`, a `Paper`, strings) and returns a string; nothing
+here imports gradio or touches the index, so it is unit-tested directly. All text is HTML-escaped;
+the only markup produced is our own. LaTeX (`$...$`, `$$...$$`, `\\(...\\)`) is left intact for
+the page's KaTeX to typeset, Markdown emphasis (`**b**`, `*i*`, `_i_`, `` `c` ``) becomes tags,
+and `[n]` markers become links `#rag:c/<turn>/<n>` that the page's script turns into "show
+source n of answer <turn>".
+
+Example: inline("We map to $\\mathbb{R}^d$ *fast* [1]", cite=lambda n: f"<a>{n}</a>")
+    -> 'We map to $\\mathbb{R}^d$ <em>fast</em> <a>1</a>'
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from typing import Callable, Iterable, Sequence
+
+from rag.prompts import CANNOT_ANSWER
+from rag.render import answer_to_bibtex, answer_to_markdown
+from rag.types import Answer, Paper, Passage
+
+# Pandoc's rule for inline math: no space just inside the dollars, no digit right after the
+# closing one (so "costs $5 and $10" stays text).
+_MATH = re.compile(r"\$\$.+?\$\$|\\\(.+?\\\)|\\\[.+?\\\]|\$(?=[^\s$])[^$\n]*?(?<=[^\s\\])\$(?!\d)",
+                   re.S)
+_CODE = re.compile(r"`([^`\n]+)`")
+_STRONG_EM = re.compile(r"\*\*\*(?=\S)(.+?)(?<=\S)\*\*\*")
+_STRONG = re.compile(r"\*\*(?=\S)(.+?)(?<=\S)\*\*")
+_EM = re.compile(r"(?<![*\\])\*(?=[^\s*])(.+?)(?<=[^\s*])\*(?!\*)")
+_EM_UNDERSCORE = re.compile(r"(?<![\w\\])_(?=[^\s_])(.+?)(?<=[^\s_])_(?!\w)")
+_CITE = re.compile(r"\[(\d{1,3})\]")
+_SLOT = re.compile("\x00(\\d+)\x00")
+_LIST_ITEM = re.compile(r"^\s*(?:[-*\u2022]|\d{1,2}[.)])\s+")
+_NUMBERED = re.compile(r"^\s*\d{1,2}[.)]\s+")
+
+Cite = Callable[[int], str]
+
+
+def esc(text: str) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def inline(text: str, cite: Cite | None = None) -> str:
+    """One run of text as inline HTML: escaped, emphasis rendered, math kept for KaTeX, `[n]`
+    replaced by `cite(n)` (left as text when `cite` is None)."""
+    slots: list[str] = []
+
+    def keep(fragment: str) -> str:
+        slots.append(fragment)
+        return f"\x00{len(slots) - 1}\x00"
+
+    out = _MATH.sub(lambda m: keep(esc(m.group(0))), str(text))
+    out = _CODE.sub(lambda m: keep(f"<code>{esc(m.group(1))}</code>"), out)
+    out = esc(out).replace("$", "<span>$</span>")  # a lone dollar must not open math
+    out = _STRONG_EM.sub(r"<strong><em>\1</em></strong>", out)
+    out = _STRONG.sub(r"<strong>\1</strong>", out)
+    out = _EM.sub(r"<em>\1</em>", out)
+    out = _EM_UNDERSCORE.sub(r"<em>\1</em>", out)
+    if cite is not None:
+        out = _CITE.sub(lambda m: cite(int(m.group(1))), out)
+    return _SLOT.sub(lambda m: slots[int(m.group(1))], out)
+
+
+def blocks(text: str, cite: Cite | None = None, mark: Iterable[str] = ()) -> str:
+    """Multi-line text as paragraphs and lists; sentences in `mark` get a warning underline."""
+    marked = [m for m in mark if m.strip()]
+    out: list[str] = []
+    items: list[str] = []
+    para: list[str] = []
+    numbered = [True]
+
+    def flush() -> None:
+        if para:
+            out.append(f"<p>{'<br>'.join(_marked(x, marked, cite) for x in para)}</p>")
+            para.clear()
+        if items:
+            tag = "ol" if numbered[0] else "ul"
+            out.append(f"<{tag}>" + "".join(f"<li>{_marked(x, marked, cite)}</li>"
+                                             for x in items) + f"</{tag}>")
+            items.clear()
+        numbered[0] = True
+
+    for line in str(text).split("\n"):
+        if not line.strip():
+            flush()
+        elif _LIST_ITEM.match(line):
+            if para:
+                flush()
+            numbered[0] = numbered[0] and bool(_NUMBERED.match(line))
+            items.append(_LIST_ITEM.sub("", line, count=1))
+        else:
+            if items:
+                flush()
+            para.append(line.strip())
+    flush()
+    return "".join(out)
+
+
+def _marked(line: str, marked: Sequence[str], cite: Cite | None) -> str:
+    for sentence in marked:
+        core = sentence.strip().lstrip("-*\u2022 ").strip()
+        at = line.find(core) if core else -1
+        if at >= 0:
+            before, after = line[:at], line[at + len(core):]
+            return (_marked(before, marked, cite) + '<span class="rag-unsupported" title="Not '
+                    'supported by the abstract it cites">' + inline(core, cite) + "</span>"
+                    + _marked(after, marked, cite))
+    return inline(line, cite)
+
+
+def highlighted(text: str, spans: Iterable[tuple[int, int]], offset: int = 0) -> str:
+    """`text` with the character spans (relative to `offset`) wrapped in <mark>."""
+    cuts = sorted((max(s - offset, 0), min(e - offset, len(text))) for s, e in spans)
+    out, pos = [], 0
+    for s, e in cuts:
+        if e <= pos or s >= len(text):
+            continue
+        s = max(s, pos)
+        out.append(inline(text[pos:s]))
+        out.append(f'<mark class="rag-hl">{inline(text[s:e])}</mark>')
+        pos = e
+    out.append(inline(text[pos:]))
+    return "".join(out)
+
+
+# -- pieces of an answer -----------------------------------------------------------------------
+
+
+def short_authors(authors: str, limit: int = 3) -> str:
+    names = [a.strip() for a in str(authors).split(",") if a.strip()]
+    if len(names) > limit:
+        return ", ".join(names[:limit]) + " et al."
+    return ", ".join(names)
+
+
+def cite_link(turn: int, n: int, title: str = "") -> str:
+    tip = f' title="{esc(title)}"' if title else ""
+    return f'<a class="rag-cite" href="#rag:c/{turn}/{n}"{tip}>{n}</a>'
+
+
+def card(href: str, badge: str, title: str, authors: str, note: str = "") -> str:
+    parts = [f'<a class="rag-card" href="{href}">', f'<span class="rag-badge">{esc(badge)}</span>',
+             '<span class="rag-card-body">', f'<span class="rag-card-title">{inline(title)}</span>']
+    if authors:
+        parts.append(f'<span class="rag-card-authors">{esc(short_authors(authors))}</span>')
+    if note:
+        parts.append(f'<span class="rag-card-note">{inline(note)}</span>')
+    parts.append("</span></a>")
+    return "".join(parts)
+
+
+def _clip(text: str, limit: int = 160) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 1].rsplit(" ", 1)[0] + "\u2026"
+
+
+def sources_html(answer: Answer, turn: int) -> str:
+    cards = [card(f"#rag:c/{turn}/{c.n}", str(c.n), c.passage.title, c.passage.authors,
+                  _clip(c.quote)) for c in answer.citations]
+    return ('<div class="rag-sources"><div class="rag-label">Sources</div>'
+            f'<div class="rag-cards">{"".join(cards)}</div></div>') if cards else ""
+
+
+def suggestions_html(answer: Answer, turn: int, limit: int = 3) -> str:
+    cards = [card(f"#rag:p/{turn}/{k}", "\u2192", p.title, p.authors)
+             for k, p in enumerate(answer.passages[:limit])]
+    return ('<div class="rag-sources"><div class="rag-label">You may be looking for</div>'
+            f'<div class="rag-cards">{"".join(cards)}</div></div>') if cards else ""
+
+
+def _ms(value: float) -> str:
+    return f"{value / 1000:.1f} s" if value >= 1000 else f"{value:.0f} ms"
+
+
+def meta_html(answer: Answer, turn: int) -> str:
+    """The discreet footer: generator, timings, the standalone query, export link."""
+    t = answer.timings_ms
+    bits = [f'<span class="rag-gen">{esc(answer.generator)}</span>',
+            f'<span>retrieve {_ms(t.get("retrieve", 0.0))}</span>',
+            f'<span>generate {_ms(t.get("generate", 0.0))}</span>']
+    rewritten = bool(answer.query) and answer.query.strip() != answer.question.strip()
+    label = "Searched as (follow-up rewritten)" if rewritten else "Searched as"
+    query = (f'<details class="rag-query"><summary>{label}</summary>'
+             f'<code>{esc(answer.query or answer.question)}</code></details>')
+    export = f'<a class="rag-act" href="#rag:x/{turn}">Export</a>' if answer.citations else ""
+    return f'<div class="rag-meta">{" · ".join(bits)}{export}{query}</div>'
+
+
+def notices_html(notices: Sequence[str]) -> str:
+    return "".join(f'<div class="rag-notice">{inline(n)}</div>' for n in notices)
+
+
+def answer_html(answer: Answer, turn: int) -> str:
+    """The whole assistant message for a finished answer (or an abstention)."""
+    if answer.abstained:
+        return ('<div class="rag-answer rag-abstained">'
+                f'<div class="rag-abstain-head">{esc(CANNOT_ANSWER)}</div>'
+                '<p class="rag-abstain-sub">No retrieved abstract supports an answer with a '
+                'citation.</p>'
+                f'{notices_html(answer.notices)}{suggestions_html(answer, turn)}'
+                f'{meta_html(answer, turn)}</div>')
+    titles = {c.n: c.passage.title for c in answer.citations}
+    unsupported = [s.text for s in answer.sentences if s.citations and not s.supported]
+    body = blocks(answer.text, lambda n: cite_link(turn, n, titles.get(n, "")), unsupported)
+    return (f'<div class="rag-answer"><div class="rag-text">{body}</div>'
+            f'{notices_html(answer.notices)}{sources_html(answer, turn)}'
+            f'{meta_html(answer, turn)}</div>')
+
+
+def streaming_html(partial: str) -> str:
+    """The message while the answer is being written: the text so far and a caret."""
+    body = blocks(partial, lambda n: f'<span class="rag-cite rag-cite-pending">{n}</span>')
+    caret = '<span class="rag-caret"></span>'
+    body = re.sub(r"((?:</(?:p|li|ul|ol)>)+)$", lambda m: caret + m.group(1), body) or caret
+    return f'<div class="rag-answer rag-streaming"><div class="rag-text">{body}</div></div>'
+
+
+def pending_html(label: str = "Searching the abstracts\u2026") -> str:
+    return (f'<div class="rag-answer rag-streaming"><div class="rag-thinking">'
+            f'<span class="rag-dots"><i></i><i></i><i></i></span>{esc(label)}</div></div>')
+
+
+def error_html(message: str, title: str = "Couldn\u2019t answer that") -> str:
+    """A friendly error in the chat: what happened and what to do, never a traceback."""
+    text = str(message).strip()
+    text = text[:1].upper() + text[1:]
+    if text and text[-1] not in ".!?":
+        text += "."
+    return (f'<div class="rag-answer rag-error"><div class="rag-error-head">{esc(title)}</div>'
+            f'<p>{inline(text)}</p></div>')
+
+
+def user_html(question: str) -> str:
+    return f'<div class="rag-question">{esc(question)}</div>'
+
+
+# -- the source panel and the corpus tab ---------------------------------------------------
+
+
+def source_html(title: str, text: str, spans: Iterable[tuple[int, int]] = (), offset: int = 0,
+                authors: str = "", url: str = "", badge: str = "", source: str = "",
+                quote: str = "", partial: bool = False) -> str:
+    """A paper shown in full: title, authors, its ICML page, the abstract with the cited
+    sentence(s) highlighted."""
+    spans = list(spans)
+    head = f'<span class="rag-badge">{esc(badge)}</span>' if badge else ""
+    parts = [f'<div class="rag-src">'
+             f'<div class="rag-src-title">{head}<span>{inline(title)}</span></div>']
+    if authors:
+        parts.append(f'<div class="rag-src-authors">{esc(authors)}</div>')
+    links = []
+    if url:
+        links.append(f'<a class="rag-src-link" href="{esc(url)}" target="_blank" '
+                     f'rel="noopener">ICML 2024 page \u2197</a>')
+    if source:
+        links.append(f'<span class="rag-src-file">{esc(source)}</span>')
+    if links:
+        parts.append(f'<div class="rag-src-links">{" ".join(links)}</div>')
+    if spans:
+        parts.append('<div class="rag-label">Abstract \u2014 cited sentence highlighted</div>')
+    else:
+        parts.append('<div class="rag-label">Abstract</div>')
+    parts.append(f'<div class="rag-src-text">{highlighted(text, spans, offset)}</div>')
+    if partial:
+        parts.append('<div class="rag-notice">Only the retrieved part of this document is '
+                     'shown.</div>')
+    if quote and not spans:
+        parts.append(f'<blockquote class="rag-quote">{inline(quote)}</blockquote>')
+    parts.append("</div>")
+    return "".join(parts)
+
+
+def passage_source_html(passage: Passage, spans=(), badge: str = "", quote: str = "",
+                        paper: Paper | None = None, source: str = "") -> str:
+    """The source panel for a passage, using its whole paper when it is known."""
+    if paper is not None:
+        return source_html(paper.title, paper.text, spans, 0, paper.authors, paper.url, badge,
+                           source, quote)
+    return source_html(passage.title, passage.text, spans, passage.start, passage.authors,
+                       passage.url, badge, source, quote, partial=True)
+
+
+def empty_source_html() -> str:
+    return ('<div class="rag-src rag-src-empty"><div class="rag-src-title"><span>Sources'
+            '</span></div><p>Click a citation like <span class="rag-cite">1</span> or a source '
+            'card under an answer to read the paper here, with the cited sentence highlighted.'
+            '</p></div>')
+
+
+def paper_list_html(papers: Sequence[Paper], total: int, query: str = "",
+                    names: dict[str, str] | None = None) -> str:
+    """The corpus tab's list: one clickable row per paper (`#rag:d/<paper id>`)."""
+    names = names or {}
+    if not papers:
+        what = f" matching \u201c{esc(query)}\u201d" if query.strip() else ""
+        return f'<div class="rag-empty">No papers{what}.</div>'
+    rows = []
+    for p in papers:
+        tag = "upload" if p.source in names else ""
+        extra = f'<span class="rag-tag">{esc(names[p.source])}</span>' if tag else ""
+        rows.append(f'<a class="rag-row" href="#rag:d/{esc(p.id)}"><span class="rag-row-title">'
+                    f'{inline(p.title)}</span>{extra}<span class="rag-row-authors">'
+                    f'{esc(short_authors(p.authors))}</span></a>')
+    noun = "paper" if total == 1 else "papers"
+    shown = (f"Showing {len(papers)} of {total} {noun}" if len(papers) < total
+             else f"{total} {noun}")
+    what = f" matching \u201c{esc(query)}\u201d" if query.strip() else ""
+    return (f'<div class="rag-count">{shown}{what}</div>'
+            f'<div class="rag-rows">{"".join(rows)}</div>')
+
+
+def search_papers(papers: Sequence[Paper], query: str, limit: int = 50) -> tuple[list[Paper], int]:
+    """Papers whose title, authors, id or text contain every word of `query` (titles first)."""
+    words = [w for w in re.split(r"\s+", query.lower().strip()) if w]
+    if not words:
+        return list(papers[:limit]), len(papers)
+    hits = []
+    for p in papers:
+        head = f"{p.title} {p.authors} {p.id} {p.source}".lower()
+        body = p.text.lower()
+        if all(w in head or w in body for w in words):
+            hits.append((0 if all(w in head for w in words) else 1, p))
+    hits.sort(key=lambda h: h[0])
+    return [p for _, p in hits[:limit]], len(hits)
+
+
+def upload_report_html(report) -> str:
+    """What happened to each uploaded file: added, skipped as duplicate, rejected and why."""
+    rows = []
+    for a in report.added:
+        rows.append(("added", a.name, f"indexed as \u201c{a.title}\u201d"))
+    for d in report.duplicates:
+        rows.append(("duplicate", d.name, d.reason))
+    for r in report.rejected:
+        rows.append(("rejected", r.name, r.reason))
+    if not rows:
+        return '<div class="rag-empty">No files were given.</div>'
+    labels = {"added": "Added", "duplicate": "Skipped (duplicate)", "rejected": "Rejected"}
+    body = "".join(f'<tr class="rag-up-{k}"><td><span class="rag-pill rag-pill-{k}">'
+                   f'{labels[k]}</span></td><td class="rag-up-name">{esc(name)}</td>'
+                   f'<td>{inline(why)}</td></tr>' for k, name, why in rows)
+    head = esc(report.summary())
+    if getattr(report, "index", None) is not None:
+        head += f" \u2014 the corpus now holds {report.index.papers} papers"
+    return (f'<div class="rag-upload-report"><div class="rag-count">{head}</div>'
+            f'<table><tbody>{body}</tbody></table></div>')
+
+
+# -- copy / export ---------------------------------------------------------------------------
+
+
+def export_markdown(answer: Answer) -> str:
+    """The answer with its numbered references, then the quoted sentences, as Markdown."""
+    out = [answer_to_markdown(answer).rstrip()]
+    if answer.citations:
+        out += ["", "**Quoted**", ""]
+        out += [f"[{c.n}] \u201c{c.quote}\u201d" for c in answer.citations]
+    return "\n".join(out) + "\n"
+
+
+def export_bibtex(answer: Answer) -> str:
+    return answer_to_bibtex(answer)
+
+
+def export_file_text(answer: Answer) -> str:
+    """What the download button saves: the Markdown, then the BibTeX entries."""
+    bib = export_bibtex(answer)
+    return export_markdown(answer) + (f"\n```bibtex\n{bib}```\n" if bib else "")
