@@ -97,7 +97,7 @@ def ensure_index(settings: Settings, progress: bool = True):
     """Bring the corpus's index up to date (embedding only what changed); its IndexReport."""
     import rag
 
-    return rag.index(settings.corpus, settings, progress=index_progress(progress))
+    return rag.index_corpus(settings.corpus, settings, progress=index_progress(progress))
 
 
 def run(dataset: Dataset, configs: Sequence[Config], *, use_cache: bool = True,

@@ -16,7 +16,7 @@ from .prompts import CANNOT_ANSWER
 from .settings import Settings
 from .types import Answer, Citation, Paper, Passage
 
-__all__ = ["ask", "ask_stream", "index", "papers", "Answer", "Citation", "Paper", "Passage",
+__all__ = ["ask", "ask_stream", "index_corpus", "papers", "Answer", "Citation", "Paper", "Passage",
            "Settings", "RagError", "CANNOT_ANSWER"]
 __version__ = "0.1.0"
 
@@ -35,9 +35,11 @@ def ask_stream(question: str, history=None, settings: Settings | None = None, **
     return _stream(question, history, settings, **overrides)
 
 
-def index(corpus: str | None = None, settings: Settings | None = None, progress=None,
-          rebuild: bool = False):
-    """Build or update the index of a corpus; returns an IndexReport."""
+def index_corpus(corpus: str | None = None, settings: Settings | None = None, progress=None,
+                 rebuild: bool = False):
+    """Build or update the index of a corpus, embedding only what changed; an IndexReport.
+
+    (Not called `index`: that name belongs to the `rag.index` module.)"""
     from . import factory
     from .index import build_index
 

@@ -58,7 +58,7 @@ def cmd_index(args) -> int:
     settings = _settings(args)
     bar = _ProgressBar("embedding")
     try:
-        report = rag.index(settings.corpus, settings, progress=bar, rebuild=args.rebuild)
+        report = rag.index_corpus(settings.corpus, settings, progress=bar, rebuild=args.rebuild)
     finally:
         bar.close()
     print(report.summary())

@@ -160,7 +160,12 @@ def build_index(settings: Settings, embedder: Embedder, store: Store | None = No
                                             "corpus": corpus_key(corpus), "schema": SCHEMA})
         _check_embedder(col, embedder, name)
         wanted = {p.id: (p, paper_hash(p, settings)) for p in loaded.papers}
-        todo, stale = _diff(col, wanted, report)
+        index = Index(settings, embedder, col, name)
+        fingerprint = _fingerprint(wanted)
+        if _unchanged(index, fingerprint):
+            todo, stale = [], []  # nothing written since the last complete run: skip the diff
+        else:
+            todo, stale = _diff(col, wanted, report)
         if stale or todo or col.meta.get("generation", "").startswith("dirty") \
                 or "generation" not in col.meta:
             # New chunks are written before old ones are deleted, so an index whose update
@@ -178,14 +183,36 @@ def build_index(settings: Settings, embedder: Embedder, store: Store | None = No
                                 f"from what it held before)") from None
         report.papers = len(wanted)
         report.chunks = col.count()
-        index = Index(settings, embedder, col, name)
-        index.snapshot()  # build the BM25 side now, not on the first question
+        index.ensure_snapshot()  # build the BM25 side now, not on the first question
         try:
-            index.write_manifest(corpus, report)
+            index.write_manifest(corpus, report, fingerprint)
         except OSError:
             pass  # the manifest is informative only; Chroma's metadata is what is checked
     report.seconds = time.perf_counter() - t0
     return report
+
+
+def _fingerprint(wanted: dict[str, tuple[Paper, str]]) -> str:
+    """One hash of every paper's id and content hash (which covers the chunk settings)."""
+    h = hashlib.sha1()
+    for pid in sorted(wanted):
+        h.update(f"{pid}\0{wanted[pid][1]}\n".encode())
+    return h.hexdigest()
+
+
+def _unchanged(index: "Index", fingerprint: str) -> bool:
+    """Whether the collection is exactly what the last complete run of this corpus wrote: the
+    same corpus fingerprint, and Chroma still at the generation (and count) recorded then.
+    Every write changes the generation, so Chroma stays the judge; only the full scan of its
+    metadata (seconds for 50,000 chunks) is skipped."""
+    try:
+        manifest = json.loads((index.dir / "manifest.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    gen = index.generation
+    return (manifest.get("fingerprint") == fingerprint and bool(gen)
+            and not gen.startswith("dirty") and manifest.get("generation") == gen
+            and manifest.get("chunks") == index.collection.count())
 
 
 def _diff(col: Collection, wanted: dict[str, tuple[Paper, str]], report: IndexReport
@@ -324,6 +351,14 @@ class Index:
         self._snap = snap
         return snap
 
+    def ensure_snapshot(self) -> None:
+        """Make sure the snapshot of the current generation is on disk (loading it if not)."""
+        gen = self.generation
+        folder = self.dir / f"snapshot-{gen}"
+        if gen.startswith("dirty") or not ((folder / "chunks.json").exists()
+                                          and (folder / "bm25" / "size").exists()):
+            self.snapshot()
+
     def _rebuild_snapshot(self, gen: str, folder: Path) -> Snapshot:
         rows = sorted(self.collection.iter_all(include=("documents", "metadatas")),
                       key=lambda r: r[0])
@@ -353,9 +388,10 @@ class Index:
         except OSError:
             shutil.rmtree(tmp, ignore_errors=True)  # a cache we cannot write is rebuilt next time
 
-    def write_manifest(self, corpus: str, report: IndexReport) -> None:
+    def write_manifest(self, corpus: str, report: IndexReport, fingerprint: str = "") -> None:
         self.dir.mkdir(parents=True, exist_ok=True)
         manifest = {"schema": SCHEMA, "corpus": corpus, "collection": self.name,
+                    "fingerprint": fingerprint,
                     "embedder": self.embedder.name, "dim": self.embedder.dim,
                     "chunk_tokens": self.settings.chunk_tokens,
                     "chunk_overlap": self.settings.chunk_overlap, "generation": self.generation,

@@ -15,9 +15,8 @@ from .citations import check_citations
 from .errors import GeneratorError, InputError
 from .gate import passes, relevance
 from .generate import History
-from .generate.prompting import Prompt
-from .prompts import (CANNOT_ANSWER, NOTICE_FALLBACK, NOTICE_TRUNCATED, NOTICE_UNSUPPORTED,
-                      REASON_EMPTY, REASON_GARBAGE, REASON_NO_CITATIONS)
+from .generate.prompting import Prompt, attribute_citations, is_abstention, output_problem
+from .prompts import CANNOT_ANSWER, NOTICE_FALLBACK, NOTICE_TRUNCATED, NOTICE_UNSUPPORTED
 from .settings import Settings
 from .support import check_support
 from .text import clean_question, content_terms
@@ -139,8 +138,10 @@ def _generate(settings: Settings, question: str, passages: list[Passage], histor
     """(raw text, generator name, passages the generator was shown); streams the pieces.
 
     An LLM generator first yields the `Prompt` it sent (how many passages fit, any notice),
-    then text. Whatever goes wrong with an LLM (an error before or during the stream, a stall,
-    an empty, unreadable or uncited answer) ends in the extractive answer with a notice."""
+    then text. Sentences it left uncited get the shown passage that clearly supports them
+    (`attribute_citations`). Whatever goes wrong with an LLM (an error before or during the
+    stream, a stall, an empty, unreadable, uncited or wholly unsupported answer) ends in the
+    extractive answer with a notice."""
     name = factory.generator_name(settings)
     pieces: list[str] = []
     if name == "extractive":
@@ -159,8 +160,8 @@ def _generate(settings: Settings, question: str, passages: list[Passage], histor
                 continue
             pieces.append(piece)
             yield piece
-        raw = "".join(pieces)
-        problem = llm_output_problem(raw, shown)
+        raw = attribute_citations("".join(pieces), shown)
+        problem = output_problem(raw, shown, factory.embedder(settings))
         if problem is None:
             return raw, gen.name, shown
         reason = problem
@@ -180,28 +181,6 @@ def _timed(pieces, t0: float, timings: dict):
         yield piece
 
 
-def llm_output_problem(raw: str, shown: list[Passage]) -> str | None:
-    """Why an LLM's answer cannot be used as it is (None when it can).
-
-    An abstention is usable; otherwise the answer must be readable text with at least one
-    citation of a passage the model was shown."""
-    text = raw.strip()
-    if not text:
-        return REASON_EMPTY
-    if _is_abstention(text):
-        return None
-    readable = sum(ch.isalnum() or ch.isspace() or ch in ".,;:!?'\"()[]-–—/%+=<>&*#" for ch in text)
-    if readable < 0.8 * len(text) or text.count("\ufffd") > 2:
-        return REASON_GARBAGE
-    if not check_citations(text, shown).citations:
-        return REASON_NO_CITATIONS
-    return None
-
-
-def _is_abstention(text: str) -> bool:
-    return CANNOT_ANSWER.lower().rstrip(".") in text.lower()
-
-
 def _abstain(question: str, query: str, passages: list[Passage], gen: str, notices: list[str],
              score: float) -> Answer:
     return Answer(question=question, text=CANNOT_ANSWER, citations=[], passages=passages,
@@ -211,7 +190,7 @@ def _abstain(question: str, query: str, passages: list[Passage], gen: str, notic
 
 def _finish(question: str, query: str, raw: str, passages: list[Passage], shown: list[Passage],
             gen: str, notices: list[str], score: float, settings: Settings) -> Answer:
-    if not raw.strip() or _is_abstention(raw):
+    if not raw.strip() or is_abstention(raw):
         return _abstain(question, query, passages, gen, notices, score)
     checked = check_citations(raw, shown)
     check_support(checked, factory.embedder(settings) if gen != "extractive" else None)

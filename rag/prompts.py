@@ -42,4 +42,5 @@ NOTICE_QUESTION_TOKENS = ("The question was too long for the language model's co
 REASON_NO_CITATIONS = "its answer cited none of the given abstracts"
 REASON_EMPTY = "it returned an empty answer"
 REASON_GARBAGE = "its answer was not readable text"
+REASON_UNSUPPORTED = "no sentence of its answer is supported by the abstracts it cites"
 NOTICE_UNSUPPORTED = "{count} sentence(s) are not supported by the abstracts they cite."

@@ -5,7 +5,7 @@ Each file is checked before anything is written: its name (a plain file name, no
 under `rag.index.uploads_dir(settings, corpus)` with a generated name (content hash + a slug of
 the original stem), never the name the user sent; the original name is kept as display metadata
 in `.uploads.json` beside them. Papers whose text (or id) is already in the corpus, or earlier in
-the same batch, are skipped as duplicates. Then `rag.index()` embeds only what is new.
+the same batch, are skipped as duplicates. Then `rag.index_corpus()` embeds only what is new.
 
 Example: add_documents([("/tmp/x1", "My notes.md")], settings) -> UploadReport(added=[Added(
 "My notes.md", "My notes", "doc-3f2a..."), ...], duplicates=[], rejected=[])
@@ -184,14 +184,10 @@ def _jsonl_lines(path: Path, keep: set[str]) -> bytes:
 
 
 def reindex(settings: Settings, corpus: str, progress=None) -> IndexReport:
-    """`rag.index()` (its name is shadowed by the `rag.index` module once that is imported)."""
-    from . import factory
-    from .index import build_index
+    """Index the corpus with its new uploads (embeds only what is new)."""
+    import rag
 
-    report = build_index(settings, factory.embedder(settings), factory.store(settings), corpus,
-                         progress=progress)
-    factory.forget_index(settings, corpus)
-    return report
+    return rag.index_corpus(corpus, settings, progress=progress)
 
 
 def _stored_bytes(path: Path, name: str, papers: list[Paper], keep: set[str]) -> bytes:

