@@ -2,6 +2,7 @@
 
 Variants, each timed on the same passages in the same run as the baseline (sentence-
 transformers `encode`, batch 32, texts sorted by length, 2 threads, fp32):
+  rag's MiniLM  what the project runs (rag/embedders.py: the same model in plain torch)
   unsorted      batches in corpus order (padding to each batch's longest text)
   batch 8 / 64  other batch sizes
   1 thread      torch.set_num_threads(1)
@@ -164,8 +165,11 @@ def run(report: Report, full_scifact: bool = False, rounds: int = 2) -> None:
     _, texts = corpus_passages("seeds", Settings.load(env={}))
     model = st_model()
     onnx32, onnx8 = export_onnx(model)
+    from rag.embedders import MiniLM
+
     variants = {
         "baseline (sorted, batch 32, 2 threads, fp32)": encoder(model),
+        "rag's MiniLM (plain torch, sorted, batch 32)": MiniLM().embed,
         "unsorted batches": encoder(model, sort=False),
         "batch 8": encoder(model, batch=8),
         "batch 64": encoder(model, batch=64),

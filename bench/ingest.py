@@ -31,12 +31,12 @@ def corpus_passages(corpus: str, settings) -> tuple[list, list[str]]:
     return papers, texts
 
 
-def raw_model(embedder, texts: list[str]) -> float:
-    """Seconds for the bare model to embed `texts` (sentence-transformers' encode loop)."""
-    model = embedder._load()
+def raw_model(model, texts: list[str], batch: int = 32) -> float:
+    """Seconds for the bare model to embed `texts`: sentence-transformers' `model.encode`,
+    which loops over length-sorted batches."""
     t = time.perf_counter()
-    model.encode(texts, batch_size=embedder.batch_size, normalize_embeddings=True,
-                 convert_to_numpy=True, show_progress_bar=False)
+    model.encode(texts, batch_size=batch, normalize_embeddings=True, convert_to_numpy=True,
+                 show_progress_bar=False)
     return time.perf_counter() - t
 
 
@@ -85,49 +85,102 @@ def llama_index(papers, embed_model) -> tuple[float, int]:
         shutil.rmtree(home, ignore_errors=True)
 
 
+class TimedEmbedder:
+    """The real embedder, timing its own calls: the model's share of a `build_index` run is
+    then measured inside that very run, so a burst of load elsewhere hits both sides alike."""
+
+    def __init__(self, inner):
+        self.inner, self.name, self.dim, self.seconds = inner, inner.name, inner.dim, 0.0
+
+    def embed(self, texts):
+        t = time.perf_counter()
+        try:
+            return self.inner.embed(texts)
+        finally:
+            self.seconds += time.perf_counter() - t
+
+
+def encoder_ratio(embedder, model, texts: list[str], batch: int) -> tuple[float, float]:
+    """Seconds of `embedder.embed` and of sentence-transformers' `model.encode` on the same
+    length-sorted batches, alternating batch by batch (which goes first alternates too)."""
+    ours = ref = 0.0
+    texts = sorted(texts, key=len)
+    for k, i in enumerate(range(0, len(texts), batch)):
+        part = texts[i : i + batch]
+        for side in ((0, 1) if k % 2 == 0 else (1, 0)):
+            t = time.perf_counter()
+            if side == 0:
+                embedder.embed(part)
+            else:
+                model.encode(part, batch_size=batch, normalize_embeddings=True,
+                             show_progress_bar=False)
+            if side == 0:
+                ours += time.perf_counter() - t
+            else:
+                ref += time.perf_counter() - t
+    return ours, ref
+
+
 def run_throughput(report: Report, corpus: str = "seeds", rounds: int = 2,
                    llama: bool = True) -> None:
+    """Pipeline overhead = (build_index time / its own embed time) x (rag's embed time /
+    model.encode time on the same batches, interleaved): both factors are measured
+    side by side within seconds, which is what makes them survive a shared machine."""
     from rag.embedders import MiniLM
     from rag.settings import Settings
+
+    from .embedding import st_model
 
     settings = Settings.load(env={})
     embedder = MiniLM(batch_size=settings.embed_batch_size)
     papers, texts = corpus_passages(corpus, settings)
-    raw_model(embedder, texts[:16])  # load and warm the model outside the timings
+    model = st_model()
+    raw_model(model, texts[:16])  # load and warm both models outside the timings
+    embedder.embed(texts[:16])
     lm = llama_index_model() if llama else None
     if lm is not None:
         lm.get_text_embedding_batch([p.text for p in papers[:4]])
-    raws, ours, lis, ratios = [], [], [], []
+    builds, enc, lis = [], [], []
     for r in range(rounds):
-        raw = raw_model(embedder, texts)
-        ours_s, embedded = rag_index(embedder, corpus)
+        timed = TimedEmbedder(embedder)
+        total, embedded = rag_index(timed, corpus)
         assert embedded == len(texts), (embedded, len(texts))
-        raws.append(raw)
-        ours.append(ours_s)
-        ratios.append(ours_s / raw)
+        builds.append((total, timed.seconds))
+        enc.append(encoder_ratio(embedder, model, texts, settings.embed_batch_size))
         if lm is not None:
             lis.append(llama_index(papers, lm))
-        print(f"  round {r + 1}: model {len(texts) / raw:.2f} passages/s, rag index "
-              f"{len(texts) / ours_s:.2f} passages/s ({ours_s / raw - 1:+.1%})"
-              + (f", llama-index {lis[-1][0]:.1f} s for {lis[-1][1]} nodes" if lis else ""),
+        print(f"  round {r + 1}: rag index {len(texts) / total:.2f} passages/s, of which "
+              f"embedding {timed.seconds / total:.0%}; embed vs model.encode "
+              f"{enc[-1][0] / enc[-1][1]:.3f}"
+              + (f"; llama-index {lis[-1][0]:.1f} s for {lis[-1][1]} nodes" if lis else ""),
               flush=True)
-    raw, ours_s = statistics.median(raws), statistics.median(ours)
     n = len(texts)
+    pipeline = statistics.median(t / e for t, e in builds)
+    encoders = statistics.median(o / r for o, r in enc)
+    raw_rate = n / statistics.median(r for _, r in enc)
+    total = statistics.median(t for t, _ in builds)
     report.add(
-        Row("ingest", f"model.encode alone ({corpus}, {n} passages)", n / raw, "pass/s"),
-        Row("ingest", "rag index (chunk+embed+store+BM25)", n / ours_s, "pass/s",
-            ref=n / raw, ref_name="model.encode", ratio=statistics.median(ratios),
-            goal="<= 1.10", note=f"time ratio, median of {rounds} rounds "
-            f"({', '.join(f'{x:.3f}' for x in ratios)})"))
+        Row("ingest", f"model.encode alone ({corpus}, {n} passages)", raw_rate, "pass/s",
+            note="sentence-transformers, batch 32, length-sorted"),
+        Row("ingest", "rag index: build time / its embed time", pipeline, "x",
+            note="chunking, Chroma writes, BM25 snapshot beyond the model"),
+        Row("ingest", "rag's MiniLM.embed / model.encode", encoders, "x",
+            note="same batches, alternated batch by batch"),
+        Row("ingest", "rag index throughput (chunk+embed+store+BM25)", n / total, "pass/s",
+            ref=raw_rate, ref_name="model.encode", ratio=pipeline * encoders, goal="<= 1.10",
+            note=f"time ratio to the bare model = product of the two rows above, median of "
+            f"{rounds} rounds"))
     if lis:
         li_s = statistics.median(s for s, _ in lis)
         nodes = lis[0][1]
         report.add(Row("ingest", f"llama-index from_documents ({nodes} nodes)", li_s, "s",
-                       ref=ours_s, ref_name="rag index s", ratio=li_s / ours_s,
+                       ref=total, ref_name="rag index s",
+                       ratio=statistics.median(li[0] / b[0] for li, b in zip(lis, builds)),
                        note=f"{len(papers) / li_s:.2f} papers/s vs ours "
-                       f"{len(papers) / ours_s:.2f}; 1 node per abstract (1024-token chunks)"))
+                       f"{len(papers) / total:.2f}; 1 node per abstract (1024-token chunks), "
+                       f"embed batch 10"))
     report.details["ingest"] = {"corpus": corpus, "passages": n, "papers": len(papers),
-                                "model_s": raws, "rag_index_s": ours, "ratios": ratios,
+                                "builds_total_embed_s": builds, "encoders_ours_ref_s": enc,
                                 "llama_index": lis}
 
 

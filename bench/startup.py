@@ -2,7 +2,7 @@
 
 Cold start: a fresh Python process that answers one question from an existing index, timed
 from the process's creation (as the kernel records it) to the answer, split into its parts:
-interpreter start, `import rag`, heavy imports (torch, sentence-transformers), model load,
+interpreter start, `import rag`, `import torch`, model load,
 index open (Chroma client + BM25 snapshot), first answer. Run twice; the page cache is warm
 the second time, as it is on a machine that has run the project before.
 
@@ -32,8 +32,8 @@ import rag
 from rag import factory
 from rag.settings import Settings
 mark("import rag")
-import torch, sentence_transformers
-mark("import torch + sentence-transformers")
+import torch, tokenizers, safetensors.torch
+mark("import torch")
 s = Settings.load(home=sys.argv[1], corpus=sys.argv[2], generator="extractive")
 factory.embedder(s)._load()
 mark("model load")
@@ -69,7 +69,7 @@ def run_cold_start(report: Report, corpus: str = "icml2024") -> None:
     warm = runs[-1]
     report.add(Row("coldstart", f"process start -> first answer ({corpus})", warm["total"], "s",
                    goal="< 10", note=f"first run {runs[0]['total']:.1f} s (cold page cache)"))
-    for part in ("interpreter", "import rag", "import torch + sentence-transformers",
+    for part in ("interpreter", "import rag", "import torch",
                  "model load", "index open (Chroma + BM25)", "first answer"):
         report.add(Row("coldstart", f"  {part}", warm[part], "s",
                        ratio=warm[part] / warm["total"], note="share of the total"))

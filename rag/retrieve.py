@@ -136,7 +136,7 @@ class HybridRetriever(_Base):
     fusion throws away. `rrf`: reciprocal rank fusion, score = sum of 1 / (rrf_k + rank).
 
     Measured with `rag eval` (nDCG@10, candidates=50): SciFact test 0.701 (rrf) -> 0.714
-    (zscore); ICML 2024 corpus with the seed questions 0.772 -> 0.811; seeds 0.950 -> 0.954.
+    (zscore); ICML 2024 corpus with the seed questions 0.772 -> 0.810; seeds 0.950 -> 0.954.
     """
 
     name = "hybrid"

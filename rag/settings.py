@@ -50,7 +50,7 @@ class Settings:
     candidates: int = _f(50, "Candidates each retriever returns before fusion.", min=1, max=1000)
     max_per_paper: int = _f(1, "At most this many passages per paper.", min=1, max=50)
     rrf_k: int = _f(60, "Reciprocal rank fusion constant.", min=1, max=1000)
-    abstain_threshold: float = _f(0.35, "Relevance below which the answer abstains "
+    abstain_threshold: float = _f(0.36, "Relevance below which the answer abstains "
                                   "(see rag/gate.py for how the default was measured).",
                                   min=0.0, max=1.0)
     generator: str = _f("auto", "Generator: auto, extractive, openai or local.", choices=GENERATORS)

@@ -202,3 +202,23 @@ def test_rag_eval_gate_exits_nonzero_below_a_threshold(copy_of_seed_home, tmp_pa
             "--retrieval-only", "--gate", "--out", str(tmp_path / "r")]
     assert main(argv) == 1
     assert "recall@5 = 1.000 is below its threshold 1.010" in capsys.readouterr().err
+
+
+# -- the optional LLM judge -------------------------------------------------------------------
+
+
+def test_the_judge_is_skipped_with_a_reason_when_no_llm_is_configured():
+    from eval.judge import Judge
+
+    judge = Judge(Settings.load(env={}))
+    assert not judge.available
+    assert "OPENAI_BASE_URL" in judge.reason
+    assert judge("q", "reference", "answer") is None
+
+
+def test_judge_verdicts_are_parsed_from_the_first_word_that_decides():
+    from eval.judge import parse_verdict
+
+    assert parse_verdict("CORRECT. It names both kernels.") is True
+    assert parse_verdict("Incorrect: it misses the benchmark size.") is False
+    assert parse_verdict("I cannot tell.") is None

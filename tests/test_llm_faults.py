@@ -18,7 +18,7 @@ from rag.index import build_index, uploads_dir
 from rag.openai_api import ChatClient, OpenAIEmbedder
 from rag.pipeline import ask, ask_stream, rewrite_query
 from rag.prompts import (CANNOT_ANSWER, NOTICE_QUESTION_TOKENS, REASON_EMPTY, REASON_GARBAGE,
-                         REASON_NO_CITATIONS, REWRITE_SYSTEM, SYSTEM)
+                         REASON_NO_CITATIONS, REASON_UNSUPPORTED, REWRITE_SYSTEM, SYSTEM)
 from rag.settings import Settings
 from rag.types import Answer
 
@@ -194,13 +194,21 @@ def test_a_refused_connection_falls_back_and_says_which_url(monkeypatch, llm_set
     ("", REASON_EMPTY),
     ("\ufffd\ufffd\ufffd \x00\x01\x02 ### \ufffd\ufffd @@@@ ~~~~ ^^^^ {{{{ }}}}", REASON_GARBAGE),
     ("Kernels avoid mean reversion [7].", REASON_NO_CITATIONS),  # only 3 passages were given
-    ("Kernels avoid mean reversion.", REASON_NO_CITATIONS),
+    ("Bananas ripen faster next to apples in a paper bag.", REASON_NO_CITATIONS),
+    ("Bananas ripen faster next to apples in a paper bag [1].", REASON_UNSUPPORTED),
 ])
 def test_an_unusable_answer_is_replaced_by_the_extractive_one(serve, llm_settings, reply,
                                                               reason):
     serve(answer=reply)
     _, answer = run(llm_settings.replace(k=3))
     assert_extractive_fallback(answer, reason)
+
+
+def test_an_uncited_but_supported_answer_gets_its_citation(serve, llm_settings):
+    serve(answer=lambda body: quote_first_passage(body).replace(" [1]", ""))
+    _, answer = run(llm_settings)
+    assert answer.generator == "openai" and [c.n for c in answer.citations] == [1]
+    assert answer.sentences[0].citations == (1,) and answer.support_rate == 1.0
 
 
 def test_a_citation_of_a_passage_not_given_is_removed(serve, llm_settings):

