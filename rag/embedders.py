@@ -18,6 +18,7 @@ import numpy as np
 
 from .errors import RagError
 
+SMALL_BATCH_TOKENS = 512  # below this many tokens a batch runs on one thread (see _Bert)
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -75,8 +76,7 @@ class MiniLM:
                 except ImportError as exc:
                     raise RagError(f"the MiniLM embedder needs {exc.name}; run `make install`"
                                    ) from None
-                torch.set_num_threads(self.threads)
-                self._model = _Bert(get_model_path(), self.max_tokens)
+                self._model = _Bert(get_model_path(), self.max_tokens, self.threads)
         return self._model
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
@@ -99,7 +99,7 @@ class _Bert:
     Same computation as transformers' BertModel (post-layer-norm, exact GELU, absolute
     positions) followed by sentence-transformers' Pooling(mean) and Normalize."""
 
-    def __init__(self, folder, max_tokens: int):
+    def __init__(self, folder, max_tokens: int, threads: int = 1):
         import torch
         from safetensors.torch import load_file
         from tokenizers import Tokenizer
@@ -115,6 +115,7 @@ class _Bert:
         self.tokenizer.enable_truncation(max_tokens)
         self.tokenizer.enable_padding(pad_id=config.get("pad_token_id", 0))
         self.torch = torch
+        self.threads = threads
 
     def _ln(self, x, name: str):
         F = self.torch.nn.functional
@@ -131,6 +132,13 @@ class _Bert:
         ids = torch.tensor([e.ids for e in enc])
         types = torch.tensor([e.type_ids for e in enc])
         mask = torch.tensor([e.attention_mask for e in enc])
+        # A question is a few dozen tokens: splitting such small matrix products over threads
+        # costs more than it saves, and on a shared machine it stalls badly (measured: one
+        # question took 0.9-1.3 s on 2 threads at load 8, 0.18 s on 1), so small batches run on
+        # one thread; indexing batches use all of them.
+        threads = 1 if ids.numel() < SMALL_BATCH_TOKENS else self.threads
+        if torch.get_num_threads() != threads:
+            torch.set_num_threads(threads)
         with torch.inference_mode():
             b, n = ids.shape
             x = (w["embeddings.word_embeddings.weight"][ids]
