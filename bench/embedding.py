@@ -117,7 +117,9 @@ def onnx_encoder(path: Path, tokenizer, batch: int = 32, threads: int = 2):
 
 
 def scifact(full: bool = False, distractors: int = 1000):
-    read = lambda name: [json.loads(x) for x in (SCIFACT / name).read_text().splitlines() if x]  # noqa
+    def read(name: str) -> list[dict]:
+        return [json.loads(x) for x in (SCIFACT / name).read_text().splitlines() if x]
+
     qrels: dict[str, dict[str, int]] = {}
     for line in (SCIFACT / "qrels" / "test.tsv").read_text().splitlines()[1:]:
         q, d, s = line.split("\t")

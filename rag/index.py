@@ -16,6 +16,7 @@ Layout under the data directory (`RAG_HOME`):
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
@@ -34,7 +35,7 @@ from .bm25 import BM25
 from .chunking import chunk_paper
 from .embedders import Embedder
 from .errors import (EmbedderMismatchError, IndexCorruptError, IndexLockedError,
-                     IndexNotFoundError, RagError)
+                     IndexNotFoundError, RagError, StoreUnavailableError)
 from .settings import Settings
 from .store import Collection, Store
 from .types import Chunk, Paper, Passage
@@ -129,6 +130,40 @@ class _Lock:
         self._lock.release()
 
 
+SPACE_RESERVE_BYTES = 16 * 2**20
+
+
+class _SpaceReserve:
+    """Disk space set aside while an embedded index is written, given back if the write fails.
+
+    Chroma applies its write log to the index files on the next read, which needs room: after
+    a write stopped by a full disk, even questions would fail. Holding 16 MB in a file while
+    writing, and deleting it on failure, leaves that room. If the reserve itself does not fit,
+    indexing stops before writing anything."""
+
+    def __init__(self, home: Path, store: Store):
+        self.path = None if store.url else home / ".space-reserve"
+        if self.path is None:
+            return
+        try:
+            with open(self.path, "wb") as f:
+                os.posix_fallocate(f.fileno(), 0, SPACE_RESERVE_BYTES)
+        except OSError as exc:
+            self.release()
+            if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+                self.path = None  # no fallocate on this file system: go on without a reserve
+                return
+            free = shutil.disk_usage(home).free / 2**20
+            raise StoreUnavailableError(
+                f"cannot index into {home}: the disk is full ({free:.1f} MB free; indexing keeps "
+                f"{SPACE_RESERVE_BYTES // 2**20} MB in reserve while it writes): free some "
+                f"space, then run `rag index` again; nothing was written") from None
+
+    def release(self) -> None:
+        if self.path is not None:
+            self.path.unlink(missing_ok=True)
+
+
 def _check_embedder(col: Collection, embedder: Embedder, name: str) -> None:
     meta = col.meta
     if meta.get("embedder") != embedder.name or int(meta.get("dim", -1)) != embedder.dim:
@@ -171,6 +206,7 @@ def build_index(settings: Settings, embedder: Embedder, store: Store | None = No
             # New chunks are written before old ones are deleted, so an index whose update
             # stopped half-way (killed, disk full) still answers from what it held before;
             # "dirty" tells readers not to cache a snapshot of it, and the next run finishes it.
+            reserve = _SpaceReserve(settings.home_path, store)
             col.set_meta(generation=f"dirty-{uuid.uuid4().hex}")
             rows = _chunk_rows(todo, settings)
             try:
@@ -179,8 +215,10 @@ def build_index(settings: Settings, embedder: Embedder, store: Store | None = No
                 col.delete([cid for cid in stale if cid not in written])
                 col.set_meta(generation=uuid.uuid4().hex, updated=time.time())
             except RagError as exc:
+                reserve.release()  # room for Chroma to settle what was written, and to answer
                 raise type(exc)(f"{exc} (the update stopped half-way; the index still answers "
                                 f"from what it held before)") from None
+            reserve.release()
         report.papers = len(wanted)
         report.chunks = col.count()
         index.ensure_snapshot()  # build the BM25 side now, not on the first question

@@ -204,9 +204,6 @@ def _can_mount_tmpfs(where: Path) -> bool:
     return ok
 
 
-@pytest.mark.xfail(strict=True, reason="known gap: while the disk stays full, Chroma 1.5.9 must "
-                   "write (compactor backfill) even to answer a query, so `rag ask` fails with the "
-                   "disk-full message until space is freed; the index is intact afterwards")
 def test_a_full_disk_stops_indexing_with_a_clear_error_and_keeps_the_old_index(tmp_path):
     """A real small tmpfs as the data directory: it fills up while `rag index` adds papers."""
     import shutil
@@ -219,9 +216,13 @@ def test_a_full_disk_stops_indexing_with_a_clear_error_and_keeps_the_old_index(t
         home = mnt / "home"
         corpus = write_corpus(tmp_path / "papers.jsonl", icml_lines(0, 20))
         assert run_rag(home, "index", "--corpus", str(corpus)).returncode == 0
+        from rag.index import SPACE_RESERVE_BYTES
+
         used = shutil.disk_usage(mnt).used
-        # Leave about 600 KB: room for a few dozen chunks, not for 300 more papers.
-        subprocess.run(["mount", "-o", f"remount,size={used + 600_000}", str(mnt)], check=True)
+        # Room for the reserve `rag index` holds while writing, and for a few dozen chunks
+        # more: not for 300 more papers.
+        subprocess.run(["mount", "-o", f"remount,size={used + SPACE_RESERVE_BYTES + 600_000}",
+                        str(mnt)], check=True)
         write_corpus(corpus, icml_lines(0, 320))
         failed = run_rag(home, "index", "--corpus", str(corpus), RAG_EMBED_BATCH_SIZE="4")
         assert_clean_error(failed, "disk is full", "rag index")
@@ -235,6 +236,13 @@ def test_a_full_disk_stops_indexing_with_a_clear_error_and_keeps_the_old_index(t
         assert listed.returncode == 0, listed.stderr
         old = {json.loads(line)["id"] for line in icml_lines(0, 20)}
         assert old <= {line.split("\t")[0] for line in listed.stdout.splitlines()}
+        # Now not even the reserve fits: refused before anything is written.
+        filler = mnt / "filler"
+        with open(filler, "wb") as f:
+            f.write(bytes(max(shutil.disk_usage(mnt).free - 2**20, 0)))
+        refused = run_rag(home, "index", "--corpus", str(corpus))
+        assert_clean_error(refused, "disk is full", "nothing was written")
+        filler.unlink()
         # Once there is room again, the next run finishes the update.
         subprocess.run(["mount", "-o", "remount,size=256m", str(mnt)], check=True)
         write_corpus(corpus, icml_lines(0, 30))  # keep the final run short

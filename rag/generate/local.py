@@ -13,6 +13,7 @@ There is no timeout here: the model cannot stall the way a server can, it is onl
 
 from __future__ import annotations
 
+import atexit
 import os
 import threading
 from typing import Any, Iterator
@@ -51,6 +52,15 @@ def _llama(settings: Settings):
                 raise GeneratorUnavailableError(f"cannot load the local model {path}: {exc}; "
                                                 f"delete it to have it assembled again") from None
         return _models[key]
+
+
+@atexit.register
+def _close_models() -> None:
+    # Closed before interpreter teardown: llama_cpp's own __del__ fails once its globals are gone.
+    with _load_lock:
+        for llama in _models.values():
+            llama.close()
+        _models.clear()
 
 
 class LocalGenerator:
