@@ -16,11 +16,11 @@ answer the question, [] if none) to this record."
 from __future__ import annotations
 
 import csv
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rag.corpus import json_records
 from rag.errors import InputError
 
 HERE = Path(__file__).resolve().parent / "datasets"
@@ -73,19 +73,8 @@ class Dataset:
 def _read_jsonl(path: Path) -> list[tuple[int, dict]]:
     if not path.is_file():
         raise DatasetError(f"{path}: no such dataset file")
-    out = []
-    for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise DatasetError(f"{path.name}:{lineno}: not valid JSON ({exc.msg} at column "
-                               f"{exc.colno})") from None
-        if not isinstance(rec, dict):
-            raise DatasetError(f"{path.name}:{lineno}: expected a JSON object, got "
-                               f"{type(rec).__name__}")
-        out.append((lineno, rec))
+    text = path.read_text(encoding="utf-8").replace("\r\n", "\n")
+    out = list(json_records(text, path.name, DatasetError))
     if not out:
         raise DatasetError(f"{path}: the dataset is empty")
     return out

@@ -102,20 +102,25 @@ def load_seed_file(path: Path, metadata: dict[tuple[str, int], dict] | None = No
             source=path.name))
 
 
-def load_jsonl(path: Path) -> Iterator[tuple[str, Paper]]:
-    """Papers of a JSONL file: id, title, authors, abstract (or text), url; extras kept."""
-    text = read_text(path)
+def json_records(text: str, where: str, error: type[Exception] = CorpusError
+                 ) -> Iterator[tuple[int, dict]]:
+    """(1-based line number, object) of every non-blank JSONL line; `error` names `where:line`."""
     for lineno, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
         try:
             rec = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise CorpusError(f"{path}:{lineno}: not valid JSON ({exc.msg} at column "
-                              f"{exc.colno})") from None
+            raise error(f"{where}:{lineno}: not valid JSON ({exc.msg} at column "
+                        f"{exc.colno})") from None
         if not isinstance(rec, dict):
-            raise CorpusError(f"{path}:{lineno}: expected a JSON object, got "
-                              f"{type(rec).__name__}")
+            raise error(f"{where}:{lineno}: expected a JSON object, got {type(rec).__name__}")
+        yield lineno, rec
+
+
+def load_jsonl(path: Path) -> Iterator[tuple[str, Paper]]:
+    """Papers of a JSONL file: id, title, authors, abstract (or text), url; extras kept."""
+    for lineno, rec in json_records(read_text(path), str(path)):
         body = rec.get("abstract", rec.get("text"))
         if not isinstance(body, str) or not body.strip():
             raise CorpusError(f"{path}:{lineno}: missing field 'abstract' (or 'text')")
