@@ -171,7 +171,7 @@ def run(report: Report, full_scifact: bool = False, rounds: int = 2) -> None:
 
     variants = {
         "baseline (sorted, batch 32, 2 threads, fp32)": encoder(model),
-        "rag's MiniLM (plain torch, sorted, batch 32)": MiniLM().embed,
+        "rag's MiniLM (plain torch, sorted, batch 32)": MiniLM(batch_size=32).embed,
         "unsorted batches": encoder(model, sort=False),
         "batch 8": encoder(model, batch=8),
         "batch 64": encoder(model, batch=64),

@@ -17,6 +17,7 @@ from typing import Protocol, Sequence
 import numpy as np
 
 from .errors import RagError
+from .settings import EMBED_BATCH_SIZE
 
 SMALL_BATCH_TOKENS = 512  # below this many tokens a batch runs on one thread (see _Bert)
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -60,7 +61,7 @@ class MiniLM:
     dim = 384
     max_tokens = 256  # the model's max_seq_length (sentence_bert_config.json)
 
-    def __init__(self, batch_size: int = 32, threads: int | None = None):
+    def __init__(self, batch_size: int = EMBED_BATCH_SIZE, threads: int | None = None):
         self.batch_size = batch_size
         self.threads = threads or os.cpu_count() or 1
         self._model: "_Bert | None" = None

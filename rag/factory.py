@@ -66,7 +66,7 @@ def forget_index(settings: Settings, corpus: str | None = None) -> None:
 
 def retriever(settings: Settings, name: str | None = None) -> Retriever:
     return make_retriever(name or settings.retriever, index(settings), settings.candidates,
-                          settings.rrf_k)
+                          settings.rrf_k, settings.fusion)
 
 
 def llm_configured() -> bool:

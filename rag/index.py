@@ -207,18 +207,18 @@ def build_index(settings: Settings, embedder: Embedder, store: Store | None = No
             # stopped half-way (killed, disk full) still answers from what it held before;
             # "dirty" tells readers not to cache a snapshot of it, and the next run finishes it.
             reserve = _SpaceReserve(settings.home_path, store)
-            col.set_meta(generation=f"dirty-{uuid.uuid4().hex}")
-            rows = _chunk_rows(todo, settings)
             try:
+                col.set_meta(generation=f"dirty-{uuid.uuid4().hex}")
+                rows = _chunk_rows(todo, settings)
                 report.embedded = _embed_and_add(col, embedder, rows, settings, progress)
                 written = {c.id for c, _ in rows}
                 col.delete([cid for cid in stale if cid not in written])
                 col.set_meta(generation=uuid.uuid4().hex, updated=time.time())
             except RagError as exc:
-                reserve.release()  # room for Chroma to settle what was written, and to answer
                 raise type(exc)(f"{exc} (the update stopped half-way; the index still answers "
                                 f"from what it held before)") from None
-            reserve.release()
+            finally:
+                reserve.release()  # after a failure: room for Chroma to settle, and to answer
         report.papers = len(wanted)
         report.chunks = col.count()
         index.ensure_snapshot()  # build the BM25 side now, not on the first question

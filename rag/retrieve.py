@@ -13,6 +13,7 @@ import numpy as np
 
 from .embedders import embed_query
 from .index import Index, passage_from
+from .settings import FUSIONS
 from .types import Passage
 
 Filters = dict[str, list[str]]
@@ -121,8 +122,6 @@ class BM25Retriever(_Base):
             out.append(p)
         return out
 
-
-FUSIONS = ("zscore", "rrf")
 
 
 class HybridRetriever(_Base):

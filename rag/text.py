@@ -7,11 +7,13 @@ import unicodedata
 
 from .bm25 import tokenize
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f"     # C0 controls, DEL
+                      r"\u200b-\u200f\u202a-\u202e\u2066-\u2069"  # zero-width, bidi
+                      r"\ud800-\udfff\ufeff]")                     # lone surrogates, BOM
 
 
 def clean_question(text: str) -> str:
-    """NFC-normalised, control and bidi characters removed, whitespace collapsed."""
+    """NFC-normalised, the characters of `_CONTROL` removed, whitespace collapsed."""
     text = unicodedata.normalize("NFC", text)
     text = _CONTROL.sub(" ", text)
     return re.sub(r"\s+", " ", text).strip()

@@ -126,10 +126,7 @@ def test_a_100000_character_question_is_truncated_with_a_notice(seed_settings):
     "Which kernels avoid \u202emean reversion\u202c in Gaussian\u200b process regression?",
     "Which kernels avoid mean reversion in Gaussian process regression? \U0001F914\U0001F9EA",
     "Which ke\u0301rnels avoid mean reversion in Gau\u00dfian process regression?",
-    pytest.param("Which kernels avoid mean reversion \ud800 in Gaussian process regression?",
-                 marks=pytest.mark.xfail(strict=True, raises=UnicodeEncodeError, reason=(
-                     "rag/text.py clean_question keeps a lone surrogate, which cannot be "
-                     "written as UTF-8; fix: add \\ud800-\\udfff to its _CONTROL class"))),
+    "Which kernels avoid mean reversion \ud800 in Gaussian process regression?",
     "\u0412\u0430\u0448 \u8d28\u95ee \u0645\u062a\u0649 kernels mean reversion \u00bf?",
 ])
 def test_control_characters_and_odd_unicode_do_not_break_an_answer(question, seed_settings):

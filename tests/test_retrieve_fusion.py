@@ -70,3 +70,23 @@ def test_hybrid_on_the_seed_index_puts_the_gold_paper_first(seed_settings):
     assert [p.rank for p in passages] == [1, 2, 3, 4, 5]
     assert all(a.score >= b.score for a, b in zip(passages, passages[1:]))
     assert all("dense" in p.scores for p in passages)  # the gate's evidence is there
+
+
+@pytest.mark.parametrize("fusion", ["zscore", "rrf"])
+def test_the_fusion_setting_chooses_how_hybrid_fuses(seed_settings, fusion):
+    from rag import factory
+
+    settings = seed_settings.replace(fusion=fusion)
+    retriever = factory.retriever(settings)
+    assert retriever.fusion == fusion
+    passages = retriever.retrieve(
+        "Which kernels avoid mean reversion in Gaussian process regression?", 3)
+    assert passages[0].paper_id == "icml2024-poster-34936"
+
+
+def test_an_unknown_fusion_setting_names_the_choices():
+    from rag.errors import ConfigError
+    from rag.settings import Settings
+
+    with pytest.raises(ConfigError, match="zscore, rrf"):
+        Settings.load(env={"RAG_FUSION": "max"})

@@ -1,8 +1,10 @@
 """Generators write answer text with `[n]` markers from numbered passages.
 
 The protocol has one required method, `generate`, which yields the answer in pieces (a
-streaming backend yields tokens, the extractive one yields once). Citation checking is not done
-here: the pipeline runs it once on the joined text, whatever generator wrote it.
+streaming backend yields tokens, the extractive one yields once). The LLM backends first yield
+the `Prompt` they sent (`generate/prompting.py`: which passages fit the token budget, and any
+truncation notice), then text. Citation and support checking are not done here: the pipeline
+runs them once on the joined text, whatever generator wrote it.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ class Generator(Protocol):
     name: str
 
     def generate(self, question: str, passages: list[Passage],
-                 history: History = ()) -> Iterator[str]:
-        """Pieces of the answer; `[n]` refers to `passages[n - 1]`."""
+                 history: History = ()) -> Iterator[object]:
+        """Pieces of the answer (`str`; an LLM backend yields its `Prompt` first); `[n]`
+        refers to `passages[n - 1]`."""
         ...

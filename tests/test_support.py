@@ -1,0 +1,51 @@
+"""The offline support check: a cited sentence must say what its cited abstract says."""
+
+from __future__ import annotations
+
+import pytest
+
+from rag.citations import check_citations
+from rag.support import check_support, numbers, unbacked_numbers
+from rag.types import Passage
+
+ABSTRACT = ("We propose FastMap, a mapping method for sparse graphs. FastMap is twice as fast as "
+            "prior work and reaches 93.5% accuracy on 1,000 benchmark graphs.")
+
+
+def _passage(text=ABSTRACT):
+    first = text.index(".") + 1
+    return Passage(chunk_id="c1", paper_id="p1", title="FastMap", text=text, score=1.0,
+                   start=0, end=len(text), sentences=((0, first), (first + 1, len(text))))
+
+
+def _supported(answer: str) -> list[bool]:
+    checked = check_citations(answer, [_passage()])
+    check_support(checked)
+    return [s.supported for s in checked.sentences]
+
+
+def test_a_sentence_restating_the_abstract_is_supported():
+    assert _supported("FastMap reaches 93.5% accuracy on 1,000 benchmark graphs [1].") == [True]
+
+
+def test_a_number_the_abstract_states_in_words_still_counts():
+    assert _supported("FastMap is 2 times as fast as prior work [1].") == [True]
+
+
+@pytest.mark.parametrize("answer", [
+    "FastMap reaches 95.3% accuracy on 1,000 benchmark graphs [1].",   # changed figure
+    "FastMap is faster than prior work by a factor of 3 [1].",         # invented factor
+    "FastMap reaches 93.5% accuracy on 10,000 benchmark graphs [1].",  # changed count
+])
+def test_a_number_no_cited_abstract_states_makes_the_sentence_unsupported(answer):
+    assert _supported(answer) == [False]
+
+
+def test_an_uncited_sentence_is_never_supported():
+    assert _supported("FastMap reaches 93.5% accuracy on 1,000 benchmark graphs.") == [False]
+
+
+def test_numbers_are_normalised_and_version_strings_are_not_numbers():
+    assert numbers("1,000 runs, 2.50x, 3.2% on v1.2.3 with GPT-4") == {"1000", "2.5", "3.2", "4"}
+    assert unbacked_numbers("a claim without numbers", ["anything"]) == set()
+    assert unbacked_numbers("it halves the cost by 2", ["It cuts the cost in half."]) == set()
