@@ -94,6 +94,10 @@ class AnswerSentence:
     support: float = 1.0
 
 
+TIMINGS = ("retrieve", "generate", "total")  # always in `to_dict()`; "first_token" and
+# "rewrite" are added when they happened
+
+
 @dataclass
 class Answer:
     """What `ask()` returns: the answer and all the evidence behind it."""
@@ -126,6 +130,12 @@ class Answer:
             "citations": [c.to_dict() for c in self.citations],
             "passages": [{"rank": p.rank, "paper_id": p.paper_id, "title": p.title,
                           "text": p.text, "score": round(float(p.score), 6)} for p in self.passages],
-            "timings_ms": {k: round(float(self.timings_ms.get(k, 0.0)), 2)
-                           for k in ("retrieve", "generate", "total")},
+            "timings_ms": {k: round(float(self.timings_ms.get(k, 0.0)), 2) for k in TIMINGS}
+            | {k: round(float(v), 2) for k, v in self.timings_ms.items() if k not in TIMINGS},
+            "query": self.query or self.question,
+            "notices": list(self.notices),
+            "sentences": [{"text": s.text, "citations": list(s.citations),
+                           "supported": s.supported} for s in self.sentences],
+            "support_rate": round(self.support_rate, 4),
+            "relevance": round(float(self.relevance), 6),
         }

@@ -101,10 +101,15 @@ def test_rag_ask_json_prints_exactly_the_documented_shape(seed_home):
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
     assert list(data) == ["question", "answer", "abstained", "generator", "citations",
-                          "passages", "timings_ms"]
+                          "passages", "timings_ms", "query", "notices", "sentences",
+                          "support_rate", "relevance"]
     assert set(data["citations"][0]) == {"n", "paper_id", "title", "url", "quote", "text"}
     assert set(data["passages"][0]) == {"rank", "paper_id", "title", "text", "score"}
-    assert set(data["timings_ms"]) == {"retrieve", "generate", "total"}
+    assert {"retrieve", "generate", "total"} <= set(data["timings_ms"]) <= {
+        "retrieve", "generate", "total", "first_token", "rewrite"}
+    assert data["query"] == data["question"] and data["notices"] == []
+    assert all(set(s) == {"text", "citations", "supported"} for s in data["sentences"])
+    assert data["support_rate"] == 1.0 and data["relevance"] > 0.36
     assert data["citations"][0]["paper_id"] == GP_PAPER
     assert [p["rank"] for p in data["passages"]] == list(range(1, len(data["passages"]) + 1))
 
