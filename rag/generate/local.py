@@ -4,7 +4,7 @@ The weights are assembled once from the `[local]` extra's packages (rag/llm_mode
 GGUF's own chat template formats the messages (`create_chat_completion`). On 2 CPU cores it
 reads about 16 prompt tokens/s and writes about 6 tokens/s, so the pipeline gives it only
 `settings.local_passages` passages, the prompt is budgeted to `settings.llm_context_tokens`,
-and tokens are streamed as they come. Its prompt is `prompts.LOCAL_SYSTEM` (see there why).
+and tokens are streamed as they come. Its prompt is the one every backend uses (`prompts.SYSTEM`).
 One model is loaded per process and runs one request at a time (llama.cpp contexts are not
 thread-safe); others wait their turn.
 
@@ -20,7 +20,6 @@ from typing import Any, Iterator
 
 from ..errors import GeneratorError, GeneratorUnavailableError
 from ..llm_model import ensure_model
-from ..prompts import LOCAL_SYSTEM, LOCAL_USER
 from ..settings import Settings
 from ..types import Passage
 from . import History
@@ -85,7 +84,7 @@ class LocalGenerator:
     def generate(self, question: str, passages: list[Passage],
                  history: History = ()) -> Iterator[str | Prompt]:
         prompt = build_messages(question, passages, history, self.settings.llm_context_tokens,
-                                self.settings.answer_tokens, system=LOCAL_SYSTEM, user=LOCAL_USER)
+                                self.settings.answer_tokens)
         yield prompt  # tells the pipeline which passages fit and what to tell the user
         yield from self._stream(prompt.messages, self.settings.answer_tokens)
 

@@ -143,8 +143,17 @@ def clean_rewrite(reply: str, question: str) -> str | None:
 
 # -- reading the reply -----------------------------------------------------------------------
 
+_REFUSAL = re.compile(r"\b(?:abstracts?|passages?|papers?|documents?|context)\b[^.\n]{0,40}?"
+                      r"\b(?:do(?:es)?\s*n[o']?t|cannot|can't|fails? to)\s+(?:\w+\s+){0,2}?"
+                      r"(?:answer|contain|address|cover|mention|say|state|provide)", re.I)
+
+
 def is_abstention(text: str) -> bool:
-    return CANNOT_ANSWER.lower().rstrip(".") in text.lower()
+    """The sentinel, or (in an answer citing nothing) a paraphrase of it such as "The abstracts
+    do not answer this question." that small models write instead."""
+    if CANNOT_ANSWER.lower().rstrip(".") in text.lower():
+        return True
+    return not MARKER.search(text) and bool(_REFUSAL.search(text))
 
 
 def attribute_citations(raw: str, shown: Sequence[Passage]) -> str:
