@@ -24,7 +24,7 @@ import re
 import shutil
 import time
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
@@ -321,6 +321,10 @@ def _embed_and_add(col: Collection, embedder: Embedder, rows: list[tuple[Chunk, 
 # -- the query side ------------------------------------------------------------------------
 
 
+# ICML 2024 abstracts run to 579 cl100k tokens (median 218): at most 4 chunks of 200 tokens.
+WHOLE_PAPER_MAX_CHUNKS = 4
+
+
 @dataclass
 class Snapshot:
     """Every chunk of a collection (in a fixed order) with its BM25 index."""
@@ -330,9 +334,38 @@ class Snapshot:
     texts: list[str]
     metas: list[dict]
     bm25: BM25
+    _by_paper: dict[str, list[int]] | None = field(default=None, repr=False, compare=False)
 
     def passage(self, i: int, score: float) -> Passage:
         return passage_from(self.ids[i], self.texts[i], self.metas[i], score)
+
+    def chunks_of(self, paper_id: str) -> list[int]:
+        """Rows of the paper's chunks, in text order."""
+        if self._by_paper is None:
+            by_paper: dict[str, list[int]] = {}
+            for i, meta in enumerate(self.metas):
+                by_paper.setdefault(meta.get("paper_id", self.ids[i]), []).append(i)
+            for rows in by_paper.values():
+                rows.sort(key=lambda i: int(self.metas[i].get("start", 0)))
+            self._by_paper = by_paper
+        return self._by_paper.get(paper_id, [])
+
+    def whole_paper(self, passage: Passage) -> Passage:
+        """`passage` grown to all of its paper's chunks: the whole abstract, same offsets.
+
+        Example: chunk 1 of a two-chunk abstract (chars 700-1400) -> a passage over chars
+        0-1400 with every sentence of both chunks; its rank, scores and id stay. A document of
+        more than WHOLE_PAPER_MAX_CHUNKS chunks (an uploaded paper, not an abstract) keeps the
+        retrieved chunk, so one document cannot fill a model's context."""
+        rows = self.chunks_of(passage.paper_id)
+        if not 2 <= len(rows) <= WHOLE_PAPER_MAX_CHUNKS:
+            return passage
+        start = min(int(self.metas[i].get("start", 0)) for i in rows)
+        sentences = sorted({tuple(s) for i in rows
+                            for s in json.loads(self.metas[i].get("sents") or "[]")})
+        text = _join(self, rows)[start:]
+        return replace(passage, text=text, start=start, end=start + len(text),
+                       sentences=tuple(sentences))
 
 
 def passage_from(cid: str, text: str, meta: dict, score: float) -> Passage:

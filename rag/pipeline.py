@@ -137,13 +137,15 @@ def _generate(settings: Settings, question: str, passages: list[Passage], histor
               notices: list[str], t0: float, timings: dict):
     """(raw text, generator name, passages the generator was shown); streams the pieces.
 
-    An LLM generator first yields the `Prompt` it sent (how many passages fit, any notice),
-    then text. Sentences it left uncited get the shown passage that clearly supports them
+    Every generator reads each passage's whole abstract (`whole_papers`). An LLM generator
+    first yields the `Prompt` it sent (how many passages fit, any notice), then text.
+    Sentences it left uncited get the shown passage that clearly supports them
     (`attribute_citations`). Whatever goes wrong with an LLM (an error before or during the
     stream, a stall, an empty, unreadable, uncited or wholly unsupported answer) ends in the
     extractive answer with a notice."""
     name = factory.generator_name(settings)
     pieces: list[str] = []
+    passages = whole_papers(settings, passages)
     if name == "extractive":
         gen = factory.extractive(settings)
         for piece in _timed(gen.generate(question, passages, history), t0, timings):
@@ -172,6 +174,15 @@ def _generate(settings: Settings, question: str, passages: list[Passage], histor
     notices.append(NOTICE_FALLBACK.format(generator=name, reason=reason))
     ext = factory.extractive(settings)
     return "".join(ext.generate(question, passages, history)), ext.name, passages
+
+
+def whole_papers(settings: Settings, passages: list[Passage]) -> list[Passage]:
+    """Each passage grown to its paper's whole abstract, for the generator to read: a chunk may
+    hold half an abstract, and the answer may sit in the other half (seed evals: key-fact
+    recall of the extractive answer 0.507 -> 0.517). Citations and the support check then quote
+    from the whole abstract, at the same paper-relative offsets."""
+    snap = factory.index(settings).snapshot()
+    return [snap.whole_paper(p) for p in passages]
 
 
 def _timed(pieces, t0: float, timings: dict):

@@ -127,3 +127,41 @@ def test_the_seed_index_holds_each_of_the_90_papers_once(seed_settings, embedder
     index = open_index(seed_settings, embedder)
     papers = index.papers()
     assert len(papers) == len({p.id for p in papers}) == 90
+
+
+def test_a_passage_widened_to_its_paper_holds_the_whole_abstract_at_the_same_offsets(
+        seed_settings):
+    from rag import factory
+
+    index = factory.index(seed_settings)
+    snap = index.snapshot()
+    papers = {p.id: p for p in index.papers()}
+    split = [pid for pid in papers if len(snap.chunks_of(pid)) >= 2]
+    assert split, "some seed abstracts span two chunks"
+    for pid in split:
+        last = snap.passage(snap.chunks_of(pid)[-1], 0.5)
+        whole = snap.whole_paper(last)
+        assert (whole.start, whole.text) == (0, papers[pid].text)
+        assert (whole.chunk_id, whole.score) == (last.chunk_id, last.score)
+        assert set(last.sentences) < set(whole.sentences)
+        assert all(papers[pid].text[s:e] == text for s, e, text in whole.sentence_texts())
+    single = next(pid for pid in papers if len(snap.chunks_of(pid)) == 1)
+    one = snap.passage(snap.chunks_of(single)[0], 0.5)
+    assert snap.whole_paper(one) is one
+
+
+def test_a_long_document_keeps_the_retrieved_chunk_when_widened(tmp_path, embedder):
+    from rag.index import WHOLE_PAPER_MAX_CHUNKS
+
+    sentences = [f"Sentence {i} describes experiment number {i} on graph data." for i in range(400)]
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "long.txt").write_text("A long report\n\n" + " ".join(sentences))
+    settings = Settings.load(home=str(tmp_path / "home"), env={})
+    build_index(settings, embedder, Store(path=tmp_path / "home" / "chroma"),
+                str(tmp_path / "docs"))
+    snap = open_index(settings, embedder, Store(path=tmp_path / "home" / "chroma"),
+                      str(tmp_path / "docs")).snapshot()
+    (pid,) = {m["paper_id"] for m in snap.metas}
+    assert len(snap.chunks_of(pid)) > WHOLE_PAPER_MAX_CHUNKS
+    chunk = snap.passage(snap.chunks_of(pid)[3], 0.4)
+    assert snap.whole_paper(chunk) is chunk
