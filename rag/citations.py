@@ -26,7 +26,7 @@ _LIST_ITEM = re.compile(r"\s*([-*\u2022]|\d{1,2}[.)])\s+")
 _MARKERS_AFTER_END = re.compile(r"([.!?])[ \t]*((?:\[\d+\][ \t]*)+)(?=\s|$)")
 
 
-def _markers_before_end(line: str) -> str:
+def markers_before_end(line: str) -> str:
     """'A claim. [1][2] Next' -> 'A claim [1][2]. Next': markers belong to their sentence."""
     return _MARKERS_AFTER_END.sub(lambda m: f" {m.group(2).strip()}{m.group(1)}", line)
 
@@ -62,7 +62,7 @@ def check_citations(text: str, passages: list[Passage]) -> Checked:
 
     lines = []
     for line in text.split("\n"):
-        line = _markers_before_end(MARKER.sub(renumber, line))
+        line = markers_before_end(MARKER.sub(renumber, line))
         line = re.sub(r"(\[\d+\])(?:\1)+", r"\1", line)  # "[1][1]" -> "[1]"
         line = _SPACE_BEFORE_PUNCT.sub(r"\1", re.sub(r"[ \t]{2,}", " ", line)).rstrip()
         lines.append(line)
@@ -83,7 +83,7 @@ def answer_sentences(text: str) -> list[AnswerSentence]:
     for line in text.split("\n"):
         if not line.strip():
             continue
-        line = _markers_before_end(line)
+        line = markers_before_end(line)
         # A list item ("- Title: claim [n]") is one unit: titles may hold "?" or ". ".
         spans = [(0, len(line))] if _LIST_ITEM.match(line) else split_sentences(line)
         for s, e in spans:

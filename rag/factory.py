@@ -80,11 +80,15 @@ def generator_name(settings: Settings) -> str:
     return "openai" if llm_configured() else "extractive"
 
 
-def extractive(settings: Settings) -> Extractive:
+def idf(settings: Settings) -> tuple:
+    """(vocabulary, idf per term) of the corpus's BM25 side: how rare each word is."""
     from .bm25 import idf_table
 
-    idf = idf_table(index(settings).snapshot().bm25)
-    return Extractive(min_relevance=settings.abstain_threshold, idf=idf)
+    return idf_table(index(settings).snapshot().bm25)
+
+
+def extractive(settings: Settings) -> Extractive:
+    return Extractive(min_relevance=settings.abstain_threshold, idf=idf(settings))
 
 
 def generator(settings: Settings) -> Generator:

@@ -18,7 +18,7 @@ from .generate import History
 from .generate.prompting import Prompt, attribute_citations, is_abstention, output_problem
 from .prompts import CANNOT_ANSWER, NOTICE_FALLBACK, NOTICE_TRUNCATED, NOTICE_UNSUPPORTED
 from .settings import Settings
-from .support import check_support
+from .support import check_support, prune_citations
 from .text import clean_question, content_terms
 from .types import Answer, Passage
 
@@ -140,7 +140,8 @@ def _generate(settings: Settings, question: str, passages: list[Passage], histor
     Every generator reads each passage's whole abstract (`whole_papers`). An LLM generator
     first yields the `Prompt` it sent (how many passages fit, any notice), then text.
     Sentences it left uncited get the shown passage that clearly supports them
-    (`attribute_citations`). Whatever goes wrong with an LLM (an error before or during the
+    (`attribute_citations`), and citations their passage does not back are dropped
+    (`prune_citations`). Whatever goes wrong with an LLM (an error before or during the
     stream, a stall, an empty, unreadable, uncited or wholly unsupported answer) ends in the
     extractive answer with a notice."""
     name = factory.generator_name(settings)
@@ -162,8 +163,9 @@ def _generate(settings: Settings, question: str, passages: list[Passage], histor
                 continue
             pieces.append(piece)
             yield piece
-        raw = attribute_citations("".join(pieces), shown)
-        problem = output_problem(raw, shown, factory.embedder(settings))
+        idf = factory.idf(settings)
+        raw = prune_citations(attribute_citations("".join(pieces), shown, idf), shown, idf)
+        problem = output_problem(raw, shown, factory.embedder(settings), idf)
         if problem is None:
             return raw, gen.name, shown
         reason = problem
@@ -204,7 +206,8 @@ def _finish(question: str, query: str, raw: str, passages: list[Passage], shown:
     if not raw.strip() or is_abstention(raw):
         return _abstain(question, query, passages, gen, notices, score)
     checked = check_citations(raw, shown)
-    check_support(checked, factory.embedder(settings) if gen != "extractive" else None)
+    check_support(checked, factory.embedder(settings) if gen != "extractive" else None,
+                  factory.idf(settings))
     unsupported = sum(1 for s in checked.sentences if not s.supported)
     if unsupported and gen != "extractive":
         notices.append(NOTICE_UNSUPPORTED.format(count=unsupported))

@@ -7,6 +7,8 @@ import unicodedata
 
 from .bm25 import tokenize
 
+Idf = tuple  # (vocabulary: dict[str, int], idf per term id: np.ndarray), from bm25.idf_table
+
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f"     # C0 controls, DEL
                       r"\u200b-\u200f\u202a-\u202e\u2066-\u2069"  # zero-width, bidi
                       r"\ud800-\udfff\ufeff]")                     # lone surrogates, BOM
@@ -24,9 +26,27 @@ def content_terms(text: str) -> set[str]:
     return set(tokenize(text))
 
 
-def coverage(claim: str, evidence: str) -> float:
-    """Share of the claim's content words found in the evidence (1.0 for an empty claim)."""
-    terms = content_terms(claim)
-    if not terms:
+def coverage(claim: str, evidence: str, idf: Idf | None = None) -> float:
+    """Share of the claim's content words found in the evidence (1.0 for an empty claim).
+
+    With an index's `(vocabulary, idf)` table (`bm25.idf_table`) each word counts by its IDF,
+    and a word the index has never seen counts as the rarest: "translation" weighs more than
+    "papers", so restating a question's common words does not pass for support.
+    Example: coverage("HesScale builds on BL89", "HesScale improves BL89.") == 2/3 unweighted."""
+    weights = term_weights(claim, idf)
+    if not weights:
         return 1.0
-    return len(terms & content_terms(evidence)) / len(terms)
+    found = content_terms(evidence)
+    total = sum(weights.values())
+    return sum(w for t, w in weights.items() if t in found) / total if total else 0.0
+
+
+def term_weights(text: str, idf: Idf | None = None) -> dict[str, float]:
+    """The text's content words with their weight: 1 each, or their IDF (unseen: the rarest)."""
+    terms = content_terms(text)
+    if idf is None:
+        return dict.fromkeys(terms, 1.0)
+    vocab, table = idf
+    rarest = float(table.max()) if len(table) else 1.0
+    return {t: float(table[vocab[t]]) if t in vocab and vocab[t] < len(table) else rarest
+            for t in terms}

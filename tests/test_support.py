@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from rag.citations import check_citations
-from rag.support import check_support, numbers, unbacked_numbers
+from rag.support import check_support, numbers, prune_citations, unbacked_numbers
 from rag.types import Passage
 
 ABSTRACT = ("We propose FastMap, a mapping method for sparse graphs. FastMap is twice as fast as "
@@ -49,3 +50,47 @@ def test_numbers_are_normalised_and_version_strings_are_not_numbers():
     assert numbers("1,000 runs, 2.50x, 3.2% on v1.2.3 with GPT-4") == {"1000", "2.5", "3.2", "4"}
     assert unbacked_numbers("a claim without numbers", ["anything"]) == set()
     assert unbacked_numbers("it halves the cost by 2", ["It cuts the cost in half."]) == set()
+
+
+OTHER = ("We study protein folding with diffusion models. Our sampler matches molecular dynamics "
+         "at a fraction of the cost.")
+
+
+def _two():
+    other = _passage(OTHER)
+    other.paper_id, other.chunk_id, other.title = "p2", "c2", "FoldDiff"
+    return [_passage(), other]
+
+
+@pytest.mark.parametrize("answer, pruned", [
+    # an extra citation of an abstract that says nothing of the claim is dropped
+    ("FastMap is a mapping method for sparse graphs [1][2].",
+     "FastMap is a mapping method for sparse graphs [1]."),
+    ("FastMap is a mapping method for sparse graphs [2, 1].",
+     "FastMap is a mapping method for sparse graphs [1]."),
+    ("FastMap is a mapping method for sparse graphs. [1][2] Done.",
+     "FastMap is a mapping method for sparse graphs [1]. Done."),
+    ("The papers on mapping sparse graphs are [2], [1] and [2].",
+     "The papers on mapping sparse graphs are [1]."),
+    # each cited abstract backs its part: both stay
+    ("FastMap maps sparse graphs and FoldDiff samples protein folding with diffusion [1][2].",
+     "FastMap maps sparse graphs and FoldDiff samples protein folding with diffusion [1][2]."),
+    # one citation, or none, is left to the support check
+    ("Bananas are yellow [2].", "Bananas are yellow [2]."),
+    ("FastMap is fast [1][9].", "FastMap is fast [1][9]."),
+])
+def test_citations_a_sentence_gets_from_abstracts_that_do_not_back_it_are_dropped(answer, pruned):
+    assert prune_citations(answer, _two()) == pruned
+
+
+def test_with_idf_weights_restating_common_words_is_not_support():
+    # "papers", "improve", "neural", "machine" are common; "translation" is what matters
+    idf = ({"papers": 0, "improv": 1, "neural": 2, "machin": 3, "translat": 4},
+           np.array([0.2, 0.3, 0.2, 0.3, 4.0], dtype=np.float32))
+    passage = _passage("Improving neural machine learning papers with better reviews.")
+    checked = check_citations("The papers that improve neural machine translation are [1].",
+                              [passage])
+    check_support(checked)
+    assert [s.supported for s in checked.sentences] == [True]  # 4 of 5 words, unweighted
+    check_support(checked, idf=idf)
+    assert [s.supported for s in checked.sentences] == [False]

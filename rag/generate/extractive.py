@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import Iterator
 
-from ..bm25 import tokenize
+from ..text import content_terms, coverage
 from ..types import Passage
 from . import History
 
@@ -24,22 +24,8 @@ MAX_SENTENCES = 3
 
 
 def weighted_coverage(question: str, sentence: str, idf=None) -> float:
-    """IDF-weighted share of the question's terms that the sentence contains."""
-    q = set(tokenize(question))
-    if not q:
-        return 0.0
-    s = set(tokenize(sentence))
-    if idf is None:
-        return len(q & s) / len(q)
-    vocab, table = idf
-    top = float(table.max()) if len(table) else 1.0
-
-    def w(t: str) -> float:
-        i = vocab.get(t)
-        return float(table[i]) if i is not None and i < len(table) else top
-
-    total = sum(w(t) for t in q)
-    return sum(w(t) for t in q & s) / total if total else 0.0
+    """IDF-weighted share of the question's terms that the sentence contains (0 if none)."""
+    return coverage(question, sentence, idf) if content_terms(question) else 0.0
 
 
 def is_list_question(question: str) -> bool:

@@ -156,7 +156,7 @@ def is_abstention(text: str) -> bool:
     return not MARKER.search(text) and bool(_REFUSAL.search(text))
 
 
-def attribute_citations(raw: str, shown: Sequence[Passage]) -> str:
+def attribute_citations(raw: str, shown: Sequence[Passage], idf=None) -> str:
     """`raw` with a marker added to each uncited sentence that one shown passage clearly backs.
 
     Small models often cite only the last sentence, or none ("HesScale builds on BL89.").
@@ -182,24 +182,24 @@ def attribute_citations(raw: str, shown: Sequence[Passage]) -> str:
             if MARKER.search(piece) or MARKER.search(after) or lone_marker_next:
                 out.append(piece)
                 continue
-            n = _supporting_passage(piece, shown)
+            n = _supporting_passage(piece, shown, idf)
             out.append(cite(piece, n) if n else piece)
         out.append(line[cursor:])
         lines.append("".join(out))
     return "\n".join(lines)
 
 
-def _supporting_passage(sentence: str, shown: Sequence[Passage]) -> int | None:
+def _supporting_passage(sentence: str, shown: Sequence[Passage], idf=None) -> int | None:
     body = sentence.strip(" -*")
     if len(content_terms(body)) < 3:
         return None
-    scores = [coverage(body, f"{p.title}. {p.text}") for p in shown]
+    scores = [coverage(body, f"{p.title}. {p.text}", idf) for p in shown]
     if not scores or max(scores) < MIN_COVERAGE:
         return None
     return scores.index(max(scores)) + 1
 
 
-def output_problem(raw: str, shown: Sequence[Passage], embedder=None) -> str | None:
+def output_problem(raw: str, shown: Sequence[Passage], embedder=None, idf=None) -> str | None:
     """Why an LLM's answer cannot be shown as it is, or None when it can.
 
     An abstention can; otherwise the answer must be readable text that cites at least one
@@ -215,7 +215,7 @@ def output_problem(raw: str, shown: Sequence[Passage], embedder=None) -> str | N
     checked = check_citations(text, list(shown))
     if not checked.citations:
         return REASON_NO_CITATIONS
-    check_support(checked, embedder)
+    check_support(checked, embedder, idf)
     if not any(s.supported for s in checked.sentences if s.citations):
         return REASON_UNSUPPORTED
     return None
