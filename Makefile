@@ -10,7 +10,7 @@ export CMAKE_ARGS ?= -DGGML_NATIVE=OFF
 export GRADIO_ANALYTICS_ENABLED = False
 export HF_HUB_OFFLINE = 1
 
-.PHONY: install install-test install-server install-local run run-local test bench load eval clean
+.PHONY: install install-test install-server install-local run run-local test bench load eval audit clean
 
 $(VENV)/.core: pyproject.toml requirements.lock
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -57,5 +57,11 @@ load: install-test
 eval: install
 	$(RAG) eval --dataset seeds
 
+# Known vulnerabilities in the pinned dependencies (needs PyPI's per-release JSON API or OSV,
+# which these machines cannot reach: see README, Maintenance). Its own venv, not the project's.
+audit:
+	test -x .venv-audit/bin/pip-audit || ($(PYTHON) -m venv .venv-audit && .venv-audit/bin/pip install -q pip-audit==2.10.1)
+	.venv-audit/bin/pip-audit -r requirements.lock --no-deps --disable-pip --strict
+
 clean:
-	rm -rf $(VENV) .pytest_cache test-artifacts
+	rm -rf $(VENV) .venv-audit .pytest_cache test-artifacts

