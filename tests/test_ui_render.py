@@ -9,7 +9,8 @@ import pytest
 from rag.prompts import CANNOT_ANSWER
 from rag.types import Answer, AnswerSentence, Citation, Paper, Passage
 from rag.uploads import Added, Skipped, UploadReport
-from ui import render
+from ui import markup, render
+from ui.corpus_view import search_papers
 
 ABSTRACT = ("We study embeddings in $\\mathbb{R}^d$. Our method, *FastMap*, is **twice** as fast. "
             "It uses a_b_c identifiers and costs $5 and $10 to run.")
@@ -43,44 +44,44 @@ def answer(**kw) -> Answer:
 
 
 def test_latex_is_left_intact_for_katex_and_html_is_escaped():
-    out = render.inline("Maps into $\\mathbb{R}^d$ for x < y & <script>alert(1)</script>")
+    out = markup.inline("Maps into $\\mathbb{R}^d$ for x < y & <script>alert(1)</script>")
     assert "$\\mathbb{R}^d$" in out
     assert "<script>" not in out and "&lt;script&gt;" in out
     assert "x &lt; y &amp;" in out
 
 
 def test_latex_content_is_escaped_but_not_emphasised():
-    out = render.inline("Let $a_i < b_i$ and $x*y*z$ hold")
+    out = markup.inline("Let $a_i < b_i$ and $x*y*z$ hold")
     assert "$a_i &lt; b_i$" in out and "$x*y*z$" in out
     assert "<em>" not in out
 
 
 def test_markdown_emphasis_becomes_tags():
-    out = render.inline("We propose *FastMap*, **twice** as fast, ***very*** _robust_ `code`.")
+    out = markup.inline("We propose *FastMap*, **twice** as fast, ***very*** _robust_ `code`.")
     assert "<em>FastMap</em>" in out and "<strong>twice</strong>" in out
     assert "<strong><em>very</em></strong>" in out and "<em>robust</em>" in out
     assert "<code>code</code>" in out
 
 
 def test_intraword_bold_acronyms_render():
-    out = render.inline("**Di**sentangled **N**orm")
+    out = markup.inline("**Di**sentangled **N**orm")
     assert out == "<strong>Di</strong>sentangled <strong>N</strong>orm"
 
 
 def test_snake_case_and_lone_dollars_stay_text():
-    out = render.inline("a_b_c costs $5 and $10")
+    out = markup.inline("a_b_c costs $5 and $10")
     assert "<em>" not in out
     # a lone dollar is split from its neighbour so KaTeX cannot pair them into math
     assert out.count("<span>$</span>") == 2
 
 
 def test_citation_markers_become_links_through_the_callback():
-    out = render.inline("Fast [1][2].", cite=lambda n: f"<a>{n}</a>")
+    out = markup.inline("Fast [1][2].", cite=lambda n: f"<a>{n}</a>")
     assert out == "Fast <a>1</a><a>2</a>."
 
 
 def test_list_lines_become_a_list_and_paragraphs_stay_paragraphs():
-    out = render.blocks("Two papers:\n- First: does A [1].\n- Second: does B [2].\n\nDone.")
+    out = markup.blocks("Two papers:\n- First: does A [1].\n- Second: does B [2].\n\nDone.")
     assert out.startswith("<p>Two papers:</p><ul><li>First")
     assert out.count("<li>") == 2 and out.endswith("<p>Done.</p>")
 
@@ -161,7 +162,7 @@ def test_source_highlights_exactly_the_cited_span():
     html = render.source_html("T", ABSTRACT, [(37, 81)], authors="A B", url="https://x/1",
                               badge="1")
     marked = re.findall(r'<mark class="rag-hl">(.*?)</mark>', html)
-    assert marked == [render.inline(ABSTRACT[37:81])]
+    assert marked == [markup.inline(ABSTRACT[37:81])]
     assert 'href="https://x/1"' in html and "ICML 2024 page" in html
 
 
@@ -184,9 +185,9 @@ def test_paper_search_needs_every_word_and_ranks_title_hits_first():
     papers = [Paper("a", "Graph clustering", "About graphs and clusters."),
               Paper("b", "Kernels", "Graph kernels for clustering."),
               Paper("c", "Other", "Nothing here.")]
-    hits, total = render.search_papers(papers, "graph clustering")
+    hits, total = search_papers(papers, "graph clustering")
     assert [p.id for p in hits] == ["a", "b"] and total == 2
-    assert render.search_papers(papers, "")[1] == 3
+    assert search_papers(papers, "")[1] == 3
 
 
 def test_paper_list_links_each_paper_and_tags_uploads():
@@ -236,5 +237,5 @@ def test_export_file_holds_markdown_then_bibtex(a):
 
 
 def test_numbered_lines_become_an_ordered_list():
-    assert render.blocks("1. First [1].\n2. Second.") == \
+    assert markup.blocks("1. First [1].\n2. Second.") == \
         "<ol><li>First [1].</li><li>Second.</li></ol>"

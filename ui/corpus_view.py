@@ -6,6 +6,7 @@ Example: catalog(settings).papers -> every Paper of settings.corpus, sorted by t
 
 from __future__ import annotations
 
+import re
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +20,21 @@ from rag.types import Paper
 from . import render
 
 PAGE = 50
+
+
+def search_papers(papers: Sequence[Paper], query: str, limit: int = 50) -> tuple[list[Paper], int]:
+    """Papers whose title, authors, id or text contain every word of `query` (titles first)."""
+    words = [w for w in re.split(r"\s+", query.lower().strip()) if w]
+    if not words:
+        return list(papers[:limit]), len(papers)
+    hits = []
+    for p in papers:
+        head = f"{p.title} {p.authors} {p.id} {p.source}".lower()
+        body = p.text.lower()
+        if all(w in head or w in body for w in words):
+            hits.append((0 if all(w in head for w in words) else 1, p))
+    hits.sort(key=lambda h: h[0])
+    return [p for _, p in hits[:limit]], len(hits)
 
 
 @dataclass
@@ -63,7 +79,7 @@ def list_html(settings: Settings, query: str = "") -> str:
         cat = catalog(settings)
     except RagError as exc:
         return render.error_html(str(exc), "The corpus cannot be shown")
-    hits, total = render.search_papers(cat.papers, query or "", PAGE)
+    hits, total = search_papers(cat.papers, query or "", PAGE)
     return render.paper_list_html(hits, total, query or "", cat.names)
 
 

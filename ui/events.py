@@ -19,7 +19,7 @@ from rag.errors import RagError
 from rag.settings import Settings
 from rag.uploads import reindex
 
-from . import availability, chat, corpus_view, layout, render
+from . import availability, chat, corpus_view, layout, markup, render
 
 PRIVATE = {"api_visibility": "private"}
 EXPORTS = Path(tempfile.gettempdir()) / "icml-rag-exports"
@@ -114,7 +114,7 @@ def export(turns: list, turn: int):
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
-    title = (f'<div class="rag-hint">Answer to \u201c{render.esc(a.question)}\u201d'
+    title = (f'<div class="rag-hint">Answer to \u201c{markup.esc(a.question)}\u201d'
              f'{"" if a.citations else " (no references: it abstained)"}</div>')
     return (title, render.export_markdown(a), render.export_bibtex(a),
             gr.update(visible=True, value=str(path)))

@@ -17,7 +17,7 @@ import gradio as gr
 from rag.settings import RETRIEVERS, Settings
 from rag.uploads import ALLOWED_SUFFIXES, MAX_UPLOAD_BYTES
 
-from . import availability, render
+from . import availability, markup, render
 
 EXAMPLES = [
     "Which libraries does the PhiFlow differentiable simulation toolkit integrate with?",
@@ -52,13 +52,13 @@ def status_html() -> str:
         off = "" if status.available else f' id="rag-off-{name}"'
         cls = "rag-ok" if status.available else "rag-no"
         rows.append(f'<li class="{cls}"><span class="rag-mark">{mark}</span><b>{name}</b>'
-                    f'<span{off}>{render.esc(status.reason)}</span></li>')
+                    f'<span{off}>{markup.esc(status.reason)}</span></li>')
     return f'<ul class="rag-status">{"".join(rows)}</ul>'
 
 
 def corpus_status(settings: Settings) -> tuple[str, bool]:
     """(note html, whether to offer the "Build index" button) for the session's corpus."""
-    name = render.esc(settings.corpus)
+    name = markup.esc(settings.corpus)
     if availability.corpus_indexed(settings, settings.corpus):
         return f'<div class="rag-hint">Index of <b>{name}</b> is ready.</div>', False
     return (f'<div class="rag-notice">The corpus <b>{name}</b> has no index yet. Build it once '
