@@ -16,7 +16,8 @@ from .errors import GeneratorError, InputError
 from .gate import passes, relevance
 from .generate import History
 from .generate.prompting import Prompt, attribute_citations, is_abstention, output_problem
-from .prompts import CANNOT_ANSWER, NOTICE_FALLBACK, NOTICE_TRUNCATED, NOTICE_UNSUPPORTED
+from .prompts import (CANNOT_ANSWER, NOTICE_FALLBACK, NOTICE_TRUNCATED, NOTICE_UNCITED,
+                      NOTICE_UNSUPPORTED)
 from .settings import Settings
 from .support import check_support, prune_citations
 from .text import clean_question, content_terms
@@ -208,9 +209,13 @@ def _finish(question: str, query: str, raw: str, passages: list[Passage], shown:
     checked = check_citations(raw, shown)
     check_support(checked, factory.embedder(settings) if gen != "extractive" else None,
                   factory.idf(settings))
-    unsupported = sum(1 for s in checked.sentences if not s.supported)
-    if unsupported and gen != "extractive":
-        notices.append(NOTICE_UNSUPPORTED.format(count=unsupported))
+    if gen != "extractive":
+        unsupported = sum(1 for s in checked.sentences if s.citations and not s.supported)
+        uncited = sum(1 for s in checked.sentences if not s.citations)
+        if unsupported:
+            notices.append(NOTICE_UNSUPPORTED.format(count=unsupported))
+        if uncited:
+            notices.append(NOTICE_UNCITED.format(count=uncited))
     return Answer(question=question, text=checked.text, citations=checked.citations,
                   passages=passages, abstained=False, generator=gen, timings_ms={},
                   sentences=checked.sentences, query=query, notices=notices, relevance=score)

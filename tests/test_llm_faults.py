@@ -219,7 +219,8 @@ def test_a_citation_of_a_passage_not_given_is_removed(serve, llm_settings):
     last = answer.sentences[-1]
     assert last.citations == () and not last.supported
     assert answer.support_rate == 1.0  # the uncited sentence is flagged, not counted as cited
-    assert any("not supported" in n for n in answer.notices)
+    assert "1 sentence(s) cite no abstract." in answer.notices
+    assert not any("not supported" in n for n in answer.notices)  # the cited one is supported
 
 
 def test_an_unsupported_sentence_is_flagged_and_lowers_the_support_rate(serve, llm_settings):
@@ -230,6 +231,7 @@ def test_an_unsupported_sentence_is_flagged_and_lowers_the_support_rate(serve, l
     assert [s.supported for s in answer.sentences] == [True, False]
     assert answer.support_rate == 0.5
     assert "1 sentence(s) are not supported by the abstracts they cite." in answer.notices
+    assert not any("cite no abstract" in n for n in answer.notices)
 
 
 def test_an_over_long_question_is_truncated_for_the_model_with_a_notice(serve, llm_settings):
