@@ -158,7 +158,7 @@ def quality(encode, corpus, queries, qrels) -> float:
 # -- the section ---------------------------------------------------------------------------
 
 
-def run(report: Report, full_scifact: bool = False, rounds: int = 2) -> None:
+def run(report: Report, full_scifact: bool = False, rounds: int = 3) -> None:
     import torch
 
     from .ingest import corpus_passages

@@ -118,7 +118,7 @@ def encoder_ratio(embedder, model, texts: list[str], batch: int) -> tuple[float,
     return spent[0], spent[1]
 
 
-def run_throughput(report: Report, corpus: str = "seeds", rounds: int = 2,
+def run_throughput(report: Report, corpus: str = "seeds", rounds: int = 3,
                    llama: bool = True) -> None:
     """Pipeline overhead = (build_index time / its own embed time) x (rag's embed time /
     model.encode time on the same batches, interleaved): both factors are measured
