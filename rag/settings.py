@@ -22,7 +22,7 @@ CORPORA_BUILTIN = ("seeds", "icml2024")
 RETRIEVERS = ("hybrid", "dense", "bm25")
 GENERATORS = ("auto", "extractive", "openai", "local")
 FUSIONS = ("zscore", "rrf")
-# 8 ran 1.24x faster than 32 on these 2 cores (less padding per batch): `make bench`.
+# 8 ran 1.24-1.39x faster than 32 on these 2 cores (less padding per batch): `make bench`.
 EMBED_BATCH_SIZE = 8
 EMBEDDERS = ("minilm", "openai")
 
