@@ -210,7 +210,7 @@ def _finish(question: str, query: str, raw: str, passages: list[Passage], shown:
     check_support(checked, factory.embedder(settings) if gen != "extractive" else None,
                   factory.idf(settings))
     if gen != "extractive":
-        unsupported = sum(1 for s in checked.sentences if s.citations and not s.supported)
+        unsupported = sum(1 for s in checked.sentences if s.unbacked)
         uncited = sum(1 for s in checked.sentences if not s.citations)
         if unsupported:
             notices.append(NOTICE_UNSUPPORTED.format(count=unsupported))

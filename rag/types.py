@@ -93,6 +93,12 @@ class AnswerSentence:
     supported: bool = True
     support: float = 1.0
 
+    @property
+    def unbacked(self) -> bool:
+        """Cited, but not supported by what it cites: the UI marks it and a notice counts it
+        (an uncited sentence is counted apart, as citing nothing)."""
+        return bool(self.citations) and not self.supported
+
 
 TIMINGS = ("retrieve", "generate", "total")  # always in `to_dict()`; "first_token" and
 # "rewrite" are added when they happened

@@ -95,7 +95,7 @@ def answer_html(answer: Answer, turn: int) -> str:
                 f'{notices_html(answer.notices)}{suggestions_html(answer, turn)}'
                 f'{meta_html(answer, turn)}</div>')
     titles = {c.n: c.passage.title for c in answer.citations}
-    unsupported = [s.text for s in answer.sentences if s.citations and not s.supported]
+    unsupported = [s.text for s in answer.sentences if s.unbacked]
     body = blocks(answer.text, lambda n: cite_link(turn, n, titles.get(n, "")), unsupported)
     return (f'<div class="rag-answer"><div class="rag-text">{body}</div>'
             f'{notices_html(answer.notices)}{sources_html(answer, turn)}'
