@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .measure import RESULTS, ROOT, Report, Row
+from .measure import RESULTS, ROOT, ROUNDS, Report, Row
 
 SCIFACT = ROOT.parent / "shared" / "data" / "scifact"
 ONNX = RESULTS / "cache" / "minilm.onnx"
@@ -158,7 +158,7 @@ def quality(encode, corpus, queries, qrels) -> float:
 # -- the section ---------------------------------------------------------------------------
 
 
-def run(report: Report, full_scifact: bool = False, rounds: int = 3) -> None:
+def run(report: Report, full_scifact: bool = False, rounds: int = ROUNDS) -> None:
     import torch
 
     from .ingest import corpus_passages

@@ -18,7 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from .measure import BENCH_HOME, ROOT, Report, Row
+from .measure import BENCH_HOME, ROOT, ROUNDS, Report, Row
 
 
 def corpus_passages(corpus: str, settings) -> tuple[list, list[str]]:
@@ -118,7 +118,7 @@ def encoder_ratio(embedder, model, texts: list[str], batch: int) -> tuple[float,
     return spent[0], spent[1]
 
 
-def run_throughput(report: Report, corpus: str = "seeds", rounds: int = 3,
+def run_throughput(report: Report, corpus: str = "seeds", rounds: int = ROUNDS,
                    llama: bool = True) -> None:
     """Pipeline overhead = (build_index time / its own embed time) x (rag's embed time /
     model.encode time on the same batches, interleaved): both factors are measured

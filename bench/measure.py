@@ -23,6 +23,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
+ROUNDS = 3  # interleaved rounds per comparison: the median of 3 outvotes one noisy round
 BENCH_HOME = RESULTS / "home"  # indexes kept between runs: icml2024 takes long to embed once
 
 

@@ -16,6 +16,8 @@ import os
 import sys
 import time
 
+from .measure import ROUNDS
+
 SECTIONS = ("ingest", "reindex", "latency", "coldstart", "memory", "embedding")
 
 
@@ -23,8 +25,8 @@ def parse(argv=None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m bench.run", description=__doc__.split("\n")[0])
     p.add_argument("--only", nargs="+", choices=SECTIONS, help="run only these sections")
     p.add_argument("--skip", nargs="+", choices=SECTIONS, default=[], help="skip these")
-    p.add_argument("--rounds", type=int, default=3,
-                   help="interleaved rounds per comparison (3: the median outvotes one noisy round)")
+    p.add_argument("--rounds", type=int, default=ROUNDS,
+                   help=f"interleaved rounds per comparison (default {ROUNDS})")
     p.add_argument("--ingest-corpus", default="seeds", help="corpus of the throughput test")
     p.add_argument("--no-llama", action="store_true", help="skip the llama-index baseline")
     p.add_argument("--scale50k", action="store_true",
