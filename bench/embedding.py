@@ -167,7 +167,7 @@ def run(report: Report, full_scifact: bool = False, rounds: int = ROUNDS) -> Non
     _, texts = corpus_passages("seeds", Settings.load(env={}))
     model = st_model()
     onnx32, onnx8 = export_onnx(model)
-    from rag.embedders import MiniLM
+    from rag.models.embedders import MiniLM
 
     variants = {
         "baseline (sorted, batch 32, 2 threads, fp32)": encoder(model),

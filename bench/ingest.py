@@ -22,8 +22,8 @@ from .measure import BENCH_HOME, ROOT, ROUNDS, Report, Row
 
 
 def corpus_passages(corpus: str, settings) -> tuple[list, list[str]]:
-    from rag.chunking import chunk_paper
-    from rag.corpus import load_corpus
+    from rag.ingest.chunking import chunk_paper
+    from rag.ingest.corpus import load_corpus
 
     papers = load_corpus(corpus).papers
     texts = [c.text for p in papers for c in chunk_paper(p, settings.chunk_tokens,
@@ -42,7 +42,7 @@ def raw_model(model, texts: list[str], batch: int = 32) -> float:
 
 def rag_index(embedder, corpus: str) -> tuple[float, int]:
     """Seconds and chunks embedded for `build_index` into a fresh data directory."""
-    from rag.index import build_index, store_for
+    from rag.index.build import build_index, store_for
     from rag.settings import Settings
 
     home = Path(tempfile.mkdtemp(prefix="bench-index-"))
@@ -123,7 +123,7 @@ def run_throughput(report: Report, corpus: str = "seeds", rounds: int = ROUNDS,
     """Pipeline overhead = (build_index time / its own embed time) x (rag's embed time /
     model.encode time on the same batches, interleaved): both factors are measured
     side by side within seconds, which is what makes them survive a shared machine."""
-    from rag.embedders import MiniLM
+    from rag.models.embedders import MiniLM
     from rag.settings import Settings
 
     from .embedding import st_model
@@ -183,8 +183,8 @@ def run_throughput(report: Report, corpus: str = "seeds", rounds: int = ROUNDS,
 
 def ensure_bench_index(corpus: str) -> dict:
     """The bench's own index of `corpus` in bench/results/home, built once (and timed)."""
-    from rag.embedders import MiniLM
-    from rag.index import build_index, store_for
+    from rag.models.embedders import MiniLM
+    from rag.index.build import build_index, store_for
     from rag.settings import Settings
 
     settings = Settings.load(home=str(BENCH_HOME), env={})
@@ -196,8 +196,8 @@ def ensure_bench_index(corpus: str) -> dict:
 def run_reindex(report: Report, corpus: str = "icml2024") -> None:
     """Re-indexing an unchanged corpus: in-process (Chroma already imported, as in a server)
     and as a fresh `rag index` process."""
-    from rag.embedders import MiniLM
-    from rag.index import build_index, store_for
+    from rag.models.embedders import MiniLM
+    from rag.index.build import build_index, store_for
     from rag.settings import Settings
 
     first = ensure_bench_index(corpus)
@@ -212,7 +212,7 @@ def run_reindex(report: Report, corpus: str = "icml2024") -> None:
     seconds = statistics.median(s for s, _ in runs)
     embedded = max(e for _, e in runs)
     t = time.perf_counter()
-    out = subprocess.run([sys.executable, "-m", "rag.cli", "index", "--corpus", corpus],
+    out = subprocess.run([sys.executable, "-m", "ui.cli", "index", "--corpus", corpus],
                          cwd=ROOT, capture_output=True, text=True,
                          env={**__import__("os").environ, "RAG_HOME": str(BENCH_HOME)})
     cli = time.perf_counter() - t

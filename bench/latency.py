@@ -69,11 +69,11 @@ def run_scale(report: Report, corpus: str, label: str, qs: list[str]) -> None:
 
 def build_synthetic(n: int = 50_000, vectors: str = "mix") -> Path:
     """Write the synthetic corpus (JSONL) and its cached vectors; index it in the bench home."""
-    from rag import tokens
-    from rag.embedders import MiniLM
-    from rag.index import build_index, collection_name, store_for
+    from rag.ingest import tokens
+    from rag.models.embedders import MiniLM
+    from rag.index.build import build_index, collection_name, store_for
     from rag.settings import Settings
-    from rag.store import Store
+    from rag.index.store import Store
 
     CACHE.mkdir(parents=True, exist_ok=True)
     settings = Settings.load(home=str(BENCH_HOME), env={})

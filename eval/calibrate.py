@@ -36,7 +36,7 @@ MAX_FALSE_ABSTENTION = 0.05
 def signals(dataset, settings) -> list[dict]:
     """Per question: type, answerable, and each candidate gate signal."""
     from rag import factory
-    from rag.gate import relevance
+    from rag.retrieve.gate import relevance
     from rag.pipeline import prepare_question
     from rag.text import coverage
 

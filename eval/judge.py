@@ -48,7 +48,7 @@ class Judge:
             self.reason = "no LLM endpoint configured (set OPENAI_BASE_URL or OPENAI_API_KEY)"
             return
         try:
-            from rag.openai_api import ChatClient
+            from rag.models.openai_api import ChatClient
         except ImportError as exc:
             self.reason = f"the OpenAI client is unavailable ({exc})"
             return

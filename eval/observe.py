@@ -18,10 +18,10 @@ import time
 from typing import Any
 
 from rag import factory
-from rag.gate import relevance
+from rag.retrieve.gate import relevance
 from rag.pipeline import ask, prepare_question
 from rag.settings import Settings
-from rag.support import MIN_COVERAGE
+from rag.check.support import MIN_COVERAGE
 from rag.text import coverage
 
 from .datasets import Question

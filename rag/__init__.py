@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from .errors import RagError
-from .prompts import CANNOT_ANSWER
+from .answer.prompts import CANNOT_ANSWER
 from .settings import Settings
 from .types import Answer, Citation, Paper, Passage
 
@@ -41,7 +41,7 @@ def index_corpus(corpus: str | None = None, settings: Settings | None = None, pr
 
     (Not called `index`: that name belongs to the `rag.index` module.)"""
     from . import factory
-    from .index import build_index
+    from .index.build import build_index
 
     settings = settings or Settings.load()
     report = build_index(settings, factory.embedder(settings), factory.store(settings),

@@ -9,14 +9,14 @@ from __future__ import annotations
 import os
 import threading
 
-from .embedders import Embedder, MiniLM
+from .models.embedders import Embedder, MiniLM
 from .errors import GeneratorUnavailableError
-from .generate import Generator
-from .generate.extractive import Extractive
-from .index import Index, open_index, store_for
-from .retrieve import Retriever, make_retriever
+from .answer import Generator
+from .answer.extractive import Extractive
+from .index.build import Index, open_index, store_for
+from .retrieve.retrievers import Retriever, make_retriever
 from .settings import Settings
-from .store import Store
+from .index.store import Store
 
 _lock = threading.RLock()
 _embedders: dict[tuple, Embedder] = {}
@@ -29,7 +29,7 @@ def embedder(settings: Settings) -> Embedder:
     with _lock:
         if key not in _embedders:
             if settings.embedder == "openai":
-                from .openai_api import OpenAIEmbedder
+                from .models.openai_api import OpenAIEmbedder
 
                 _embedders[key] = OpenAIEmbedder(settings)
             else:
@@ -82,7 +82,7 @@ def generator_name(settings: Settings) -> str:
 
 def idf(settings: Settings) -> tuple:
     """(vocabulary, idf per term) of the corpus's BM25 side: how rare each word is."""
-    from .bm25 import idf_table
+    from .index.bm25 import idf_table
 
     return idf_table(index(settings).snapshot().bm25)
 
@@ -97,12 +97,12 @@ def generator(settings: Settings) -> Generator:
         return extractive(settings)
     if name == "openai":
         try:
-            from .generate.openai import OpenAIGenerator
+            from .answer.openai import OpenAIGenerator
         except ImportError as exc:
             raise GeneratorUnavailableError(f"the openai generator is unavailable ({exc})") from None
         return OpenAIGenerator(settings)
     try:
-        from .generate.local import LocalGenerator
+        from .answer.local import LocalGenerator
     except ImportError as exc:
         raise GeneratorUnavailableError(f"the local generator is unavailable ({exc})") from None
     return LocalGenerator(settings)

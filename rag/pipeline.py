@@ -11,15 +11,15 @@ import time
 from typing import Any, Iterator, Sequence
 
 from . import factory
-from .citations import check_citations
+from .check.citations import check_citations
 from .errors import GeneratorError, InputError
-from .gate import passes, relevance
-from .generate import History
-from .generate.prompting import Prompt, attribute_citations, is_abstention, output_problem
-from .prompts import (CANNOT_ANSWER, NOTICE_FALLBACK, NOTICE_TRUNCATED, NOTICE_UNCITED,
+from .retrieve.gate import passes, relevance
+from .answer import History
+from .answer.prompting import Prompt, attribute_citations, is_abstention, output_problem
+from .answer.prompts import (CANNOT_ANSWER, NOTICE_FALLBACK, NOTICE_TRUNCATED, NOTICE_UNCITED,
                       NOTICE_UNSUPPORTED)
 from .settings import Settings
-from .support import check_support, prune_citations
+from .check.support import check_support, prune_citations
 from .text import clean_question, content_terms
 from .types import Answer, Passage
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from .bm25 import tokenize
+from .index.bm25 import tokenize
 
 Idf = tuple  # (vocabulary: dict[str, int], idf per term id: np.ndarray), from bm25.idf_table
 

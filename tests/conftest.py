@@ -29,7 +29,7 @@ def _isolated_env(tmp_path, monkeypatch):
 
 @pytest.fixture(scope="session")
 def embedder():
-    from rag.embedders import MiniLM
+    from rag.models.embedders import MiniLM
 
     return MiniLM()
 
@@ -38,7 +38,7 @@ def embedder():
 def seed_home(tmp_path_factory, embedder) -> Path:
     """A data directory holding the index of the seeds (built once per session)."""
     from rag import factory
-    from rag.index import build_index
+    from rag.index.build import build_index
     from rag.settings import Settings
 
     home = tmp_path_factory.mktemp("seed-home")

@@ -20,7 +20,7 @@ import pytest
 import rag
 from rag.errors import (ConfigError, CorpusError, EmbedderMismatchError, IndexCorruptError,
                         IndexNotFoundError, InputError, RagError)
-from rag.prompts import CANNOT_ANSWER, SYSTEM
+from rag.answer.prompts import CANNOT_ANSWER, SYSTEM
 
 from conftest import ROOT
 
@@ -33,7 +33,7 @@ def index_corpus(corpus: str, settings):
     """What `rag.index()` does. (`rag.index` itself is shadowed by the `rag.index` submodule as
     soon as anything imports it, e.g. after `rag.ask()`: reported to the lead.)"""
     from rag import factory
-    from rag.index import build_index
+    from rag.index.build import build_index
 
     return build_index(settings, factory.embedder(settings), factory.store(settings), corpus,
                        rebuild=False)
@@ -41,7 +41,7 @@ def index_corpus(corpus: str, settings):
 
 def run_rag(home: Path, *args, timeout: float = 600, **env: str):
     full_env = {**os.environ, "RAG_HOME": str(home), **env}
-    return subprocess.run([sys.executable, "-m", "rag.cli", *args], cwd=ROOT, env=full_env,
+    return subprocess.run([sys.executable, "-m", "ui.cli", *args], cwd=ROOT, env=full_env,
                           capture_output=True, timeout=timeout)
 
 
@@ -252,7 +252,7 @@ def test_rag_index_rebuild_sets_a_damaged_store_aside_and_builds_a_new_one(copy_
     _damage(copy_of_seed_home, "garbage")
     factory._embedders[("minilm", "")] = embedder
     settings = rag.Settings.load(home=str(copy_of_seed_home), env={})
-    from rag.index import build_index
+    from rag.index.build import build_index
 
     report = build_index(settings, embedder, factory.store(settings), "seeds", rebuild=True)
     factory.forget_index(settings)
@@ -277,9 +277,9 @@ def test_a_damaged_bm25_cache_is_rebuilt_from_the_store(copy_of_seed_home, embed
 
 
 def test_an_index_built_with_another_embedder_is_refused(copy_of_seed_home):
-    from rag.embedders import MiniLM
-    from rag.index import collection_name
-    from rag.store import Store
+    from rag.models.embedders import MiniLM
+    from rag.index.build import collection_name
+    from rag.index.store import Store
 
     home = copy_of_seed_home
     store = Store(path=home / "chroma")
@@ -354,7 +354,7 @@ def test_a_bad_corpus_file_is_named_in_one_line_and_nothing_is_written(case, tmp
 def test_a_bad_upload_stops_rag_index_and_the_old_index_still_answers(copy_of_seed_home,
                                                                      embedder):
     from rag import factory
-    from rag.index import uploads_dir
+    from rag.index.build import uploads_dir
 
     settings = rag.Settings.load(home=str(copy_of_seed_home), env={})
     path, message = _make(uploads_dir(settings, "seeds"), "non-utf8")

@@ -91,8 +91,8 @@ class CachedEmbedder:
 
 @pytest.fixture(scope="session")
 def seed_vectors(seed_home, embedder) -> dict[str, np.ndarray]:
-    from rag.index import collection_name
-    from rag.store import Store
+    from rag.index.build import collection_name
+    from rag.index.store import Store
 
     col = Store(path=seed_home / "chroma").open(collection_name("seeds", embedder))
     return {doc: vec for _, doc, _, vec in col.iter_all(include=("documents", "embeddings"))}
@@ -110,7 +110,7 @@ def chroma_server(tmp_path_factory):
 @pytest.fixture(scope="session")
 def server_home(chroma_server, tmp_path_factory, embedder, seed_vectors) -> Path:
     from rag import factory
-    from rag.index import build_index
+    from rag.index.build import build_index
     from rag.settings import Settings
 
     home = tmp_path_factory.mktemp("server-home")
@@ -135,8 +135,8 @@ def settings(request, seed_home):
 
 def test_the_index_holds_every_seed_paper_once(settings, embedder):
     from rag import factory
-    from rag.chunking import chunk_paper
-    from rag.corpus import load_corpus
+    from rag.ingest.chunking import chunk_paper
+    from rag.ingest.corpus import load_corpus
 
     papers = load_corpus("seeds").papers
     expected = {c.id for p in papers for c in chunk_paper(p, settings.chunk_tokens,
@@ -149,7 +149,7 @@ def test_the_index_holds_every_seed_paper_once(settings, embedder):
 
 def test_reindexing_an_unchanged_corpus_embeds_nothing(settings, embedder):
     from rag import factory
-    from rag.index import build_index
+    from rag.index.build import build_index
 
     report = build_index(settings, embedder, factory.store(settings), "seeds")
     assert (report.embedded, report.added, report.updated, report.removed) == (0, 0, 0, 0)
@@ -199,7 +199,7 @@ def test_the_cli_answers_through_the_server(server_home, chroma_server):
     q = QUESTIONS[0]
     env = {**os.environ, "RAG_HOME": str(server_home), "RAG_CHROMA_URL": chroma_server.url,
            "RAG_GENERATOR": "extractive"}
-    out = subprocess.run([sys.executable, "-m", "rag.cli", "ask", "--json", q["question"]],
+    out = subprocess.run([sys.executable, "-m", "ui.cli", "ask", "--json", q["question"]],
                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     answer = json.loads(out.stdout)
@@ -211,10 +211,10 @@ def test_a_reader_sees_what_another_process_indexed(server_home, chroma_server, 
                                                     seed_vectors, tmp_path):
     """Two processes share one server: a reader (a `rag serve`) opened the index, a writer
     (a `rag index` elsewhere) adds a document; the reader's BM25 side follows."""
-    from rag.index import build_index, open_index, uploads_dir
-    from rag.retrieve import BM25Retriever
+    from rag.index.build import build_index, open_index, uploads_dir
+    from rag.retrieve.retrievers import BM25Retriever
     from rag.settings import Settings
-    from rag.store import Store
+    from rag.index.store import Store
 
     url = chroma_server.url
     reader_settings = Settings.load(home=str(server_home), chroma_url=url, env={})
@@ -244,9 +244,9 @@ def test_a_reader_sees_what_another_process_indexed(server_home, chroma_server, 
 
 def test_a_new_process_loads_the_cached_bm25_side_instead_of_rebuilding_it(
         server_home, chroma_server, embedder, monkeypatch):
-    from rag.index import open_index
+    from rag.index.build import open_index
     from rag.settings import Settings
-    from rag.store import Collection, Store
+    from rag.index.store import Collection, Store
 
     settings = Settings.load(home=str(server_home), chroma_url=chroma_server.url, env={})
     first = open_index(settings, embedder, Store(url=chroma_server.url))

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from rag import tokens
-from rag.chunking import chunk_paper, split_sentences
-from rag.corpus import load_corpus
+from rag.ingest import tokens
+from rag.ingest.chunking import chunk_paper, split_sentences
+from rag.ingest.corpus import load_corpus
 from rag.types import Paper
 
 

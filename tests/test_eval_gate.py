@@ -163,7 +163,7 @@ def test_unanswerable_questions_get_no_retrieval_or_citation_scores():
 
 def test_rag_eval_writes_rows_summary_markdown_and_plots_then_reuses_the_cache(
         copy_of_seed_home, tmp_path, monkeypatch, capsys):
-    from rag.cli import main
+    from ui.cli import main
 
     monkeypatch.setenv("RAG_HOME", str(copy_of_seed_home))
     out = tmp_path / "results"
@@ -191,7 +191,7 @@ def test_rag_eval_writes_rows_summary_markdown_and_plots_then_reuses_the_cache(
 
 def test_rag_eval_gate_exits_nonzero_below_a_threshold(copy_of_seed_home, tmp_path,
                                                          monkeypatch, capsys):
-    from rag.cli import main
+    from ui.cli import main
 
     thresholds = tmp_path / "thresholds.json"
     thresholds.write_text(json.dumps({"datasets": {"seeds": {"thresholds": {

@@ -46,7 +46,7 @@ def icml_lines(start: int, stop: int, changed: range = range(0)) -> list[str]:
 
 
 def rag_cmd(*args: str) -> list[str]:
-    return [sys.executable, "-m", "rag.cli", *args]
+    return [sys.executable, "-m", "ui.cli", *args]
 
 
 def rag_env(home: Path, **extra: str) -> dict[str, str]:
@@ -109,12 +109,12 @@ def start_index(home: Path, corpus: Path) -> tuple[subprocess.Popen, Progress]:
 
 def assert_complete_and_consistent(home: Path, corpus: Path) -> None:
     """Chroma holds exactly the corpus's chunks, current and once each; the BM25 side agrees."""
-    from rag.chunking import chunk_paper
-    from rag.corpus import load_corpus
-    from rag.embedders import MiniLM
-    from rag.index import open_index, paper_hash
+    from rag.ingest.chunking import chunk_paper
+    from rag.ingest.corpus import load_corpus
+    from rag.models.embedders import MiniLM
+    from rag.index.build import open_index, paper_hash
     from rag.settings import Settings
-    from rag.store import Store
+    from rag.index.store import Store
 
     settings = Settings.load(home=str(home), env={})
     papers = load_corpus(str(corpus)).papers
@@ -216,7 +216,7 @@ def test_a_full_disk_stops_indexing_with_a_clear_error_and_keeps_the_old_index(t
         home = mnt / "home"
         corpus = write_corpus(tmp_path / "papers.jsonl", icml_lines(0, 20))
         assert run_rag(home, "index", "--corpus", str(corpus)).returncode == 0
-        from rag.index import SPACE_RESERVE_BYTES
+        from rag.index.build import SPACE_RESERVE_BYTES
 
         used = shutil.disk_usage(mnt).used
         # Room for the reserve `rag index` holds while writing, and for a few dozen chunks
@@ -260,7 +260,7 @@ def test_an_injected_write_failure_keeps_the_old_index_usable(tmp_path, embedder
     import rag
     from rag import factory
     from rag.errors import StoreUnavailableError
-    from rag.index import build_index, store_for
+    from rag.index.build import build_index, store_for
     from rag.settings import Settings
 
     home = tmp_path / "home"

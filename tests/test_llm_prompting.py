@@ -12,13 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from rag import tokens
-from rag.corpus import load_corpus
+from rag.ingest import tokens
+from rag.ingest.corpus import load_corpus
 from rag.errors import GeneratorError
-from rag.generate.prompting import (PER_MESSAGE, attribute_citations, build_messages,
+from rag.answer.prompting import (PER_MESSAGE, attribute_citations, build_messages,
                                     clean_rewrite, format_passage, is_abstention, output_problem,
                                     rewrite_messages)
-from rag.prompts import (CANNOT_ANSWER, NOTICE_QUESTION_TOKENS,
+from rag.answer.prompts import (CANNOT_ANSWER, NOTICE_QUESTION_TOKENS,
                          REASON_EMPTY, REASON_GARBAGE, REASON_NO_CITATIONS, REASON_UNSUPPORTED,
                          SYSTEM, USER)
 from rag.types import Passage

@@ -11,11 +11,11 @@ import threading
 
 import pytest
 
-from rag import llm_model
+from rag.models import llm_model
 from rag.errors import GeneratorUnavailableError
-from rag.llm_model import MODEL_BYTES, PARTS, ensure_model, model_path, part_paths
+from rag.models.llm_model import MODEL_BYTES, PARTS, ensure_model, model_path, part_paths
 from rag.pipeline import ask_stream
-from rag.prompts import CANNOT_ANSWER
+from rag.answer.prompts import CANNOT_ANSWER
 from rag.settings import Settings
 from rag.types import Answer
 

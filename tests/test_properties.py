@@ -13,9 +13,9 @@ import re
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from rag import tokens
-from rag.chunking import chunk_paper, split_sentences
-from rag.citations import MARKER, check_citations
+from rag.ingest import tokens
+from rag.ingest.chunking import chunk_paper, split_sentences
+from rag.check.citations import MARKER, check_citations
 from rag.types import Paper, Passage
 
 SETTINGS = settings(max_examples=150, deadline=None,

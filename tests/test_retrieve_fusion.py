@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from rag.retrieve import HybridRetriever, _zscores
+from rag.retrieve.retrievers import HybridRetriever, _zscores
 from rag.types import Passage
 
 

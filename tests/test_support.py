@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rag.citations import check_citations
-from rag.support import check_support, numbers, prune_citations, unbacked_numbers
+from rag.check.citations import check_citations
+from rag.check.support import check_support, numbers, prune_citations, unbacked_numbers
 from rag.types import Passage
 
 ABSTRACT = ("We propose FastMap, a mapping method for sparse graphs. FastMap is twice as fast as "

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 import rag
-from rag.prompts import CANNOT_ANSWER
+from rag.answer.prompts import CANNOT_ANSWER
 from rag.settings import Settings
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -6,9 +6,9 @@ import re
 
 import pytest
 
-from rag.prompts import CANNOT_ANSWER
+from rag.answer.prompts import CANNOT_ANSWER
 from rag.types import Answer, AnswerSentence, Citation, Paper, Passage
-from rag.uploads import Added, Skipped, UploadReport
+from rag.ingest.uploads import Added, Skipped, UploadReport
 from ui import markup, render
 from ui.corpus_view import search_papers
 

@@ -11,10 +11,10 @@ import pytest
 
 import rag
 from rag import factory
-from rag.corpus import load_corpus
-from rag.index import uploads_dir
+from rag.ingest.corpus import load_corpus
+from rag.index.build import uploads_dir
 from rag.settings import Settings
-from rag.uploads import (MANIFEST, add_documents, check_file, check_name, display_name,
+from rag.ingest.uploads import (MANIFEST, add_documents, check_file, check_name, display_name,
                          original_names, stored_name)
 
 NOTE = ("# Lattice origami for protein folding\n\n"
@@ -196,7 +196,7 @@ def test_a_text_pdf_is_added_and_a_one_line_text_gets_its_title_from_the_file_na
 
 
 def test_a_failed_indexing_run_leaves_no_stored_file_behind(settings, tmp_path, monkeypatch):
-    from rag import uploads
+    from rag.ingest import uploads
     from rag.errors import IndexLockedError
 
     def locked(*a, **kw):

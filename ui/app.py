@@ -23,7 +23,7 @@ import gradio as gr  # noqa: E402
 
 from rag.errors import ConfigError  # noqa: E402
 from rag.settings import Settings  # noqa: E402
-from rag.uploads import MAX_UPLOAD_BYTES  # noqa: E402
+from rag.ingest.uploads import MAX_UPLOAD_BYTES  # noqa: E402
 
 from . import events, launch  # noqa: E402
 from .layout import EXAMPLES, build_layout  # noqa: E402,F401 - EXAMPLES is part of the page

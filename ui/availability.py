@@ -39,7 +39,7 @@ def generator_status(env: Mapping[str, str] | None = None) -> dict[str, Status]:
     out = {"auto": Status(True, "uses openai" if endpoint else "uses extractive: no LLM "
                                                               "endpoint is configured"),
            "extractive": Status(True, "quotes the abstracts' own sentences; no LLM")}
-    if not _installed("openai") or not _installed("rag.generate.openai"):
+    if not _installed("openai") or not _installed("rag.answer.openai"):
         out["openai"] = Status(False, "the openai package or its generator is not installed")
     elif not endpoint:
         out["openai"] = Status(False, "set OPENAI_BASE_URL (an OpenAI-compatible server) or "
@@ -62,7 +62,7 @@ def generator_status(env: Mapping[str, str] | None = None) -> dict[str, Status]:
 def corpus_indexed(settings: Settings, corpus: str) -> bool:
     """Whether an index of `corpus` exists for the configured embedder (opening nothing)."""
     from rag import factory
-    from rag.index import collection_name
+    from rag.index.build import collection_name
 
     try:
         name = collection_name(corpus, factory.embedder(settings))

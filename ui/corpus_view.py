@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
 
-from rag import factory, uploads
+from rag import factory
+from rag.ingest import uploads
 from rag.errors import RagError
 from rag.settings import Settings
 from rag.types import Paper

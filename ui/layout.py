@@ -15,7 +15,7 @@ from typing import Any
 import gradio as gr
 
 from rag.settings import RETRIEVERS, Settings
-from rag.uploads import ALLOWED_SUFFIXES, MAX_UPLOAD_BYTES
+from rag.ingest.uploads import ALLOWED_SUFFIXES, MAX_UPLOAD_BYTES
 
 from . import availability, markup, render
 

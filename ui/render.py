@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from typing import Iterable, Sequence
 
-from rag.prompts import CANNOT_ANSWER
-from rag.render import answer_to_bibtex, answer_to_markdown
+from rag.answer.prompts import CANNOT_ANSWER
+from .export import answer_to_bibtex, answer_to_markdown
 from rag.types import Answer, Paper, Passage
 
 from .markup import blocks, esc, highlighted, inline

@@ -27,10 +27,10 @@ from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
 from . import corpus as corpus_mod
-from .errors import CorpusError
-from .index import IndexReport, slug, uploads_dir
-from .settings import Settings
-from .types import Paper
+from ..errors import CorpusError
+from ..index.build import IndexReport, slug, uploads_dir
+from ..settings import Settings
+from ..types import Paper
 
 ALLOWED_SUFFIXES = (".txt", ".md", ".jsonl", ".pdf")
 MAX_UPLOAD_BYTES = 10 * 1024 * 1024

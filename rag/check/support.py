@@ -26,10 +26,10 @@ import re
 
 import numpy as np
 
-from .chunking import split_sentences
+from ..ingest.chunking import split_sentences
 from .citations import MARKER, Checked, markers_before_end
-from .text import Idf, content_terms, coverage, term_weights
-from .types import Passage
+from ..text import Idf, content_terms, coverage, term_weights
+from ..types import Passage
 
 MIN_COVERAGE = 0.6
 MIN_COVERAGE_WITH_COSINE = 0.35

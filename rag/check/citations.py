@@ -14,9 +14,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .chunking import split_sentences
-from .text import coverage
-from .types import AnswerSentence, Citation, Passage
+from ..ingest.chunking import split_sentences
+from ..text import coverage
+from ..types import AnswerSentence, Citation, Passage
 
 # Any bracketed number list is a marker, however long its numbers: "[10000]" must be checked
 # (and removed) like "[9]", or it would stay in the text as a citation nobody can follow.

@@ -18,10 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Iterator
 
-from .errors import CorpusError
-from .types import Paper
+from ..errors import CorpusError
+from ..types import Paper
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+REPO_ROOT = Path(__file__).resolve().parents[2]
 SEEDS_DIR = Path(os.environ.get("RAG_SEEDS_DIR", REPO_ROOT / "seeds"))
 BUILTIN = {"seeds": SEEDS_DIR, "icml2024": SEEDS_DIR / "icml2024.jsonl"}
 TEXT_SUFFIXES = {".txt", ".md", ".markdown"}

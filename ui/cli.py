@@ -7,8 +7,8 @@ import json
 import sys
 from typing import Sequence
 
-from .errors import RagError
-from .settings import GENERATORS, RETRIEVERS, Settings
+from rag.errors import RagError
+from rag.settings import GENERATORS, RETRIEVERS, Settings
 
 
 class _Parser(argparse.ArgumentParser):
@@ -83,7 +83,7 @@ def cmd_ask(args) -> int:
             answer = event
     if settings.generator != "extractive":
         print(file=sys.stderr)
-    from .render import answer_to_text
+    from .export import answer_to_text
 
     print(answer_to_text(answer))
     return 0
@@ -99,7 +99,7 @@ def cmd_papers(args) -> int:
 
 
 def cmd_serve(args) -> int:
-    from ui.app import serve
+    from .app import serve
 
     return serve(host=args.host, port=args.port, corpus=args.corpus, auth=args.auth,
                  no_auth=args.no_auth)

@@ -20,8 +20,8 @@ from pathlib import Path
 
 from filelock import FileLock
 
-from .errors import GeneratorUnavailableError
-from .settings import Settings
+from ..errors import GeneratorUnavailableError
+from ..settings import Settings
 
 MODEL_FILE = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
 MODEL_BYTES = 1_117_320_768

@@ -11,7 +11,7 @@ import functools
 import os
 from pathlib import Path
 
-from .errors import RagError
+from ..errors import RagError
 
 ENCODING = "cl100k_base"
 

@@ -28,8 +28,8 @@ from typing import Any, Iterator, Sequence
 import numpy as np
 import openai
 
-from .errors import GeneratorError, RagError
-from .settings import Settings
+from ..errors import GeneratorError, RagError
+from ..settings import Settings
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 NO_KEY = "no-key-required"  # llama.cpp, vLLM and Ollama accept any key; the SDK wants one

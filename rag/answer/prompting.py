@@ -21,14 +21,14 @@ import re
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from .. import tokens
-from ..chunking import split_sentences
-from ..citations import MARKER, check_citations
+from ..ingest import tokens
+from ..ingest.chunking import split_sentences
+from ..check.citations import MARKER, check_citations
 from ..errors import GeneratorError
-from ..prompts import (CANNOT_ANSWER, NOTICE_QUESTION_TOKENS, PASSAGE, REASON_EMPTY,
+from .prompts import (CANNOT_ANSWER, NOTICE_QUESTION_TOKENS, PASSAGE, REASON_EMPTY,
                        REASON_GARBAGE, REASON_NO_CITATIONS, REASON_UNSUPPORTED, REWRITE_SYSTEM,
                        REWRITE_USER, SYSTEM, USER)
-from ..support import MIN_COVERAGE, check_support
+from ..check.support import MIN_COVERAGE, check_support
 from ..text import content_terms, coverage
 from ..types import Passage
 from .extractive import cite

@@ -19,7 +19,7 @@ import threading
 from typing import Any, Iterator
 
 from ..errors import GeneratorError, GeneratorUnavailableError
-from ..llm_model import ensure_model
+from ..models.llm_model import ensure_model
 from ..settings import Settings
 from ..types import Passage
 from . import History

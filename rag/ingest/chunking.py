@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 
 from . import tokens
-from .types import Chunk, Paper
+from ..types import Chunk, Paper
 
 _ABBREV = {
     "e.g", "i.e", "et al", "al", "etc", "vs", "cf", "fig", "figs", "eq", "eqs", "sec", "resp",

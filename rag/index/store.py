@@ -17,7 +17,7 @@ from urllib.parse import urlparse
 
 import numpy as np
 
-from .errors import IndexCorruptError, StoreUnavailableError
+from ..errors import IndexCorruptError, StoreUnavailableError
 
 
 @dataclass

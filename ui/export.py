@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .types import Answer
+from rag.types import Answer
 
 
 def answer_to_text(answer: Answer) -> str:

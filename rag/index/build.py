@@ -30,15 +30,15 @@ from typing import Callable
 
 import numpy as np
 
-from . import corpus as corpus_mod
+from ..ingest import corpus as corpus_mod
 from .bm25 import BM25
-from .chunking import chunk_paper
-from .embedders import Embedder
-from .errors import (EmbedderMismatchError, IndexCorruptError, IndexLockedError,
+from ..ingest.chunking import chunk_paper
+from ..models.embedders import Embedder
+from ..errors import (EmbedderMismatchError, IndexCorruptError, IndexLockedError,
                      IndexNotFoundError, RagError, StoreUnavailableError)
-from .settings import Settings
+from ..settings import Settings
 from .store import Collection, Store
-from .types import Chunk, Paper, Passage
+from ..types import Chunk, Paper, Passage
 
 Progress = Callable[[int, int], None]  # (done, total) chunks embedded
 SCHEMA = 1

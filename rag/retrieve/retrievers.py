@@ -11,10 +11,10 @@ from typing import Protocol
 
 import numpy as np
 
-from .embedders import embed_query
-from .index import Index, passage_from
-from .settings import FUSIONS
-from .types import Passage
+from ..models.embedders import embed_query
+from ..index.build import Index, passage_from
+from ..settings import FUSIONS
+from ..types import Passage
 
 Filters = dict[str, list[str]]
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from ..openai_api import ChatClient
+from ..models.openai_api import ChatClient
 from ..settings import Settings
 from ..types import Passage
 from . import History

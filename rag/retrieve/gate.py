@@ -7,7 +7,7 @@ passage, whatever retriever produced it. Measured on eval/datasets/seeds.jsonl (
 
 from __future__ import annotations
 
-from .types import Passage
+from ..types import Passage
 
 # Calibrated with `python -m eval.calibrate` on the seed question set (default settings, hybrid
 # z-score fusion, k=5; 2026-12-02). Rule: the highest abstention recall with false abstention on

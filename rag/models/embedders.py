@@ -16,8 +16,8 @@ from typing import Protocol, Sequence
 
 import numpy as np
 
-from .errors import RagError
-from .settings import EMBED_BATCH_SIZE
+from ..errors import RagError
+from ..settings import EMBED_BATCH_SIZE
 
 SMALL_BATCH_TOKENS = 512  # below this many tokens a batch runs on one thread (see _Bert)
 _SURROGATE = re.compile("[\ud800-\udfff]")

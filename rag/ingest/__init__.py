@@ -1,0 +1,1 @@
+"""Stage 1, ingest: corpora and uploaded files become `Paper`s, papers become `Chunk`s."""
