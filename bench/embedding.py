@@ -2,7 +2,7 @@
 
 Variants, each timed on the same passages in the same run as the baseline (sentence-
 transformers `encode`, batch 32, texts sorted by length, 2 threads, fp32):
-  rag's MiniLM  what the project runs (rag/embedders.py: the same model in plain torch)
+  rag's MiniLM  what the project runs (rag/models/embedders.py: the same model in plain torch)
   unsorted      batches in corpus order (padding to each batch's longest text)
   batch 8 / 64  other batch sizes
   1 thread      torch.set_num_threads(1)

@@ -42,7 +42,8 @@ def raw_model(model, texts: list[str], batch: int = 32) -> float:
 
 def rag_index(embedder, corpus: str) -> tuple[float, int]:
     """Seconds and chunks embedded for `build_index` into a fresh data directory."""
-    from rag.index.build import build_index, store_for
+    from rag.index.build import build_index
+    from rag.index.store import store_for
     from rag.settings import Settings
 
     home = Path(tempfile.mkdtemp(prefix="bench-index-"))
@@ -184,7 +185,8 @@ def run_throughput(report: Report, corpus: str = "seeds", rounds: int = ROUNDS,
 def ensure_bench_index(corpus: str) -> dict:
     """The bench's own index of `corpus` in bench/results/home, built once (and timed)."""
     from rag.models.embedders import MiniLM
-    from rag.index.build import build_index, store_for
+    from rag.index.build import build_index
+    from rag.index.store import store_for
     from rag.settings import Settings
 
     settings = Settings.load(home=str(BENCH_HOME), env={})
@@ -197,7 +199,8 @@ def run_reindex(report: Report, corpus: str = "icml2024") -> None:
     """Re-indexing an unchanged corpus: in-process (Chroma already imported, as in a server)
     and as a fresh `rag index` process."""
     from rag.models.embedders import MiniLM
-    from rag.index.build import build_index, store_for
+    from rag.index.build import build_index
+    from rag.index.store import store_for
     from rag.settings import Settings
 
     first = ensure_bench_index(corpus)

@@ -71,7 +71,9 @@ def build_synthetic(n: int = 50_000, vectors: str = "mix") -> Path:
     """Write the synthetic corpus (JSONL) and its cached vectors; index it in the bench home."""
     from rag.ingest import tokens
     from rag.models.embedders import MiniLM
-    from rag.index.build import build_index, collection_name, store_for
+    from rag.index.build import build_index
+    from rag.index.naming import collection_name
+    from rag.index.store import store_for
     from rag.settings import Settings
     from rag.index.store import Store
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rag.ingest.corpus import json_records
+from rag.ingest.readers import json_records
 from rag.errors import InputError
 
 HERE = Path(__file__).resolve().parent / "datasets"

@@ -176,7 +176,7 @@ def git_revision(root: Path = ROOT) -> str:
 def corpus_hash(settings: Settings) -> str:
     """A hash of the corpus's papers (ids and texts, uploads included), sorted by id."""
     from rag.ingest.corpus import load_corpus
-    from rag.index.build import uploads_dir
+    from rag.ingest.corpus import uploads_dir
 
     loaded = load_corpus(settings.corpus, [uploads_dir(settings, settings.corpus)])
     h = hashlib.sha1()

@@ -13,7 +13,8 @@ from .models.embedders import Embedder, MiniLM
 from .errors import GeneratorUnavailableError
 from .answer import Generator
 from .answer.extractive import Extractive
-from .index.build import Index, open_index, store_for
+from .index.opened import Index, open_index
+from .index.store import store_for
 from .retrieve.retrievers import Retriever, make_retriever
 from .settings import Settings
 from .index.store import Store
@@ -29,7 +30,7 @@ def embedder(settings: Settings) -> Embedder:
     with _lock:
         if key not in _embedders:
             if settings.embedder == "openai":
-                from .models.openai_api import OpenAIEmbedder
+                from .models.openai_embedder import OpenAIEmbedder
 
                 _embedders[key] = OpenAIEmbedder(settings)
             else:

@@ -6,26 +6,23 @@ visible notice. Follow-ups are rewritten into a standalone query before retrieva
 
 from __future__ import annotations
 
-import re
 import time
 from typing import Any, Iterator, Sequence
 
 from . import factory
+from .answer import History
+from .answer.prompting import Prompt
+from .answer.prompts import (CANNOT_ANSWER, NOTICE_FALLBACK, NOTICE_TRUNCATED, NOTICE_UNCITED,
+                             NOTICE_UNSUPPORTED)
+from .answer.rewrite import normalise_history, standalone_query
 from .check.citations import check_citations
+from .check.reply import attribute_citations, is_abstention, output_problem
+from .check.support import check_support, prune_citations
 from .errors import GeneratorError, InputError
 from .retrieve.gate import passes, relevance
-from .answer import History
-from .answer.prompting import Prompt, attribute_citations, is_abstention, output_problem
-from .answer.prompts import (CANNOT_ANSWER, NOTICE_FALLBACK, NOTICE_TRUNCATED, NOTICE_UNCITED,
-                      NOTICE_UNSUPPORTED)
 from .settings import Settings
-from .check.support import check_support, prune_citations
-from .text import clean_question, content_terms
+from .text import clean_question
 from .types import Answer, Passage
-
-_FOLLOW_UP = re.compile(r"\b(they|them|their|it|its|this|that|these|those|the paper|the method|"
-                        r"the authors|the model|same|above|previous|mentioned)\b", re.I)
-
 
 def prepare_question(question: Any, settings: Settings) -> tuple[str, list[str]]:
     """The cleaned question and any notice; InputError for an empty or non-text question."""
@@ -39,51 +36,6 @@ def prepare_question(question: Any, settings: Settings) -> tuple[str, list[str]]
         text = text[: settings.max_question_chars].rsplit(" ", 1)[0] or text[: settings.max_question_chars]
         notices.append(NOTICE_TRUNCATED.format(limit=settings.max_question_chars))
     return text, notices
-
-
-def is_follow_up(question: str, history: History) -> bool:
-    """Does `question` lean on the conversation ('what data did they use?', 'and the second?')."""
-    return bool(history) and (bool(_FOLLOW_UP.search(question))
-                              or len(content_terms(question)) <= 2)
-
-
-def rewrite_query(question: str, history: History) -> str:
-    """A standalone query for a follow-up, by rule: borrow the previous question's terms when
-    this one refers back to it ('what data did they use?') or is too short to stand alone."""
-    if not is_follow_up(question, history):
-        return question
-    previous = clean_question(str(history[-1][0]))
-    return f"{previous} {question}"
-
-
-def standalone_query(question: str, history: History, settings: Settings) -> str:
-    """The query retrieval runs on: a follow-up rewritten by the configured LLM, else by rule.
-
-    The LLM is asked only when the rule sees a follow-up, so standalone questions cost no extra
-    call; when it fails or answers with something that is not a query, the rule decides (a
-    broken backend is reported once, by the generation step's fallback notice)."""
-    if not is_follow_up(question, history) or factory.generator_name(settings) == "extractive":
-        return rewrite_query(question, history)
-    try:
-        rewrite = getattr(factory.generator(settings), "rewrite", None)
-        query = rewrite(question, history) if rewrite else None
-    except GeneratorError:
-        query = None
-    return clean_question(query) if query else rewrite_query(question, history)
-
-
-def _normalise_history(history: Sequence | None) -> list[tuple[str, str]]:
-    out = []
-    for turn in history or ():
-        if isinstance(turn, dict):  # {"role": ..., "content": ...} messages
-            if turn.get("role") == "user":
-                out.append((str(turn.get("content", "")), ""))
-            elif out and turn.get("role") == "assistant":
-                out[-1] = (out[-1][0], str(turn.get("content", "")))
-        else:
-            q, a = turn
-            out.append((str(q), str(a)))
-    return out
 
 
 def ask(question: str, history: Sequence | None = None, settings: Settings | None = None,
@@ -112,9 +64,11 @@ def ask_stream(question: str, history: Sequence | None = None, settings: Setting
         settings = settings.replace(**overrides)
     t0 = time.perf_counter()
     text, notices = prepare_question(question, settings)
-    turns = _normalise_history(history)
+    turns = normalise_history(history)
     timings: dict[str, float] = {}
-    query = standalone_query(text, turns, settings)
+    llm = None if factory.generator_name(settings) == "extractive" else (
+        lambda: factory.generator(settings))
+    query = standalone_query(text, turns, llm)
     if query != text:
         timings["rewrite"] = (time.perf_counter() - t0) * 1000
     retriever = factory.retriever(settings)

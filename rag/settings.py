@@ -57,7 +57,7 @@ class Settings:
                      "summed) or rrf (reciprocal rank fusion).", choices=FUSIONS)
     rrf_k: int = _f(60, "Reciprocal rank fusion constant (fusion = rrf).", min=1, max=1000)
     abstain_threshold: float = _f(0.36, "Relevance below which the answer abstains "
-                                  "(see rag/gate.py for how the default was measured).",
+                                  "(see rag/retrieve/gate.py for how the default was measured).",
                                   min=0.0, max=1.0)
     generator: str = _f("auto", "Generator: auto, extractive, openai or local.", choices=GENERATORS)
     openai_model: str = _f("gpt-4o-mini", "Chat model name for the openai generator.")

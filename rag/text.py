@@ -1,13 +1,45 @@
-"""Small text helpers shared by the generators, the citation check and the support check."""
+"""Small text helpers every stage may use: search terms (the BM25 tokenizer), word overlap,
+question cleaning, slugs. Imports no stage.
+
+Tokens: lowercase alphanumeric runs, English stop words removed, Snowball-stemmed (PyStemmer).
+"""
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
-from .index.bm25 import tokenize
+Idf = tuple  # (vocabulary: dict[str, int], idf per term id: np.ndarray), from index/bm25.py idf_table
 
-Idf = tuple  # (vocabulary: dict[str, int], idf per term id: np.ndarray), from bm25.idf_table
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+@functools.lru_cache(maxsize=1)
+def _stemmer():
+    import Stemmer
+
+    return Stemmer.Stemmer("english")
+
+
+@functools.lru_cache(maxsize=1)
+def _stopwords() -> frozenset[str]:
+    from bm25s.stopwords import STOPWORDS_EN
+
+    return frozenset(STOPWORDS_EN)
+
+
+def tokenize(text: str) -> list[str]:
+    """Search terms of `text`. Example: "Kernels avoiding mean-reversion" -> ['kernel', 'avoid',
+    'mean', 'revers']."""
+    stop = _stopwords()
+    words = [w for w in _WORD.findall(text.lower()) if w not in stop]
+    return _stemmer().stemWords(words)
+
+
+def slug(text: str) -> str:
+    """Lowercase alphanumeric runs joined by '-': 'My Notes (v2)' -> 'my-notes-v2'."""
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "x"
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f"     # C0 controls, DEL
                       r"\u200b-\u200f\u202a-\u202e\u2066-\u2069"  # zero-width, bidi
@@ -29,7 +61,7 @@ def content_terms(text: str) -> set[str]:
 def coverage(claim: str, evidence: str, idf: Idf | None = None) -> float:
     """Share of the claim's content words found in the evidence (1.0 for an empty claim).
 
-    With an index's `(vocabulary, idf)` table (`bm25.idf_table`) each word counts by its IDF,
+    With an index's `(vocabulary, idf)` table (`rag.index.bm25.idf_table`) each word counts by its IDF,
     and a word the index has never seen counts as the rarest: "translation" weighs more than
     "papers", so restating a question's common words does not pass for support.
     Example: coverage("HesScale builds on BL89", "HesScale improves BL89.") == 2/3 unweighted."""

@@ -278,7 +278,7 @@ def test_a_damaged_bm25_cache_is_rebuilt_from_the_store(copy_of_seed_home, embed
 
 def test_an_index_built_with_another_embedder_is_refused(copy_of_seed_home):
     from rag.models.embedders import MiniLM
-    from rag.index.build import collection_name
+    from rag.index.naming import collection_name
     from rag.index.store import Store
 
     home = copy_of_seed_home
@@ -354,7 +354,7 @@ def test_a_bad_corpus_file_is_named_in_one_line_and_nothing_is_written(case, tmp
 def test_a_bad_upload_stops_rag_index_and_the_old_index_still_answers(copy_of_seed_home,
                                                                      embedder):
     from rag import factory
-    from rag.index.build import uploads_dir
+    from rag.ingest.corpus import uploads_dir
 
     settings = rag.Settings.load(home=str(copy_of_seed_home), env={})
     path, message = _make(uploads_dir(settings, "seeds"), "non-utf8")

@@ -91,7 +91,7 @@ class CachedEmbedder:
 
 @pytest.fixture(scope="session")
 def seed_vectors(seed_home, embedder) -> dict[str, np.ndarray]:
-    from rag.index.build import collection_name
+    from rag.index.naming import collection_name
     from rag.index.store import Store
 
     col = Store(path=seed_home / "chroma").open(collection_name("seeds", embedder))
@@ -211,7 +211,9 @@ def test_a_reader_sees_what_another_process_indexed(server_home, chroma_server, 
                                                     seed_vectors, tmp_path):
     """Two processes share one server: a reader (a `rag serve`) opened the index, a writer
     (a `rag index` elsewhere) adds a document; the reader's BM25 side follows."""
-    from rag.index.build import build_index, open_index, uploads_dir
+    from rag.index.build import build_index
+    from rag.index.opened import open_index
+    from rag.ingest.corpus import uploads_dir
     from rag.retrieve.retrievers import BM25Retriever
     from rag.settings import Settings
     from rag.index.store import Store
@@ -244,9 +246,10 @@ def test_a_reader_sees_what_another_process_indexed(server_home, chroma_server, 
 
 def test_a_new_process_loads_the_cached_bm25_side_instead_of_rebuilding_it(
         server_home, chroma_server, embedder, monkeypatch):
-    from rag.index.build import open_index
+    from rag.index.opened import open_index
     from rag.settings import Settings
-    from rag.index.store import Collection, Store
+    from rag.index.collection import Collection
+    from rag.index.store import Store
 
     settings = Settings.load(home=str(server_home), chroma_url=chroma_server.url, env={})
     first = open_index(settings, embedder, Store(url=chroma_server.url))

@@ -1,4 +1,4 @@
-"""MiniLM runs all-MiniLM-L6-v2 with plain torch (rag/embedders.py `_Bert`): its vectors are
+"""MiniLM runs all-MiniLM-L6-v2 with plain torch (rag/models/embedders.py `_Bert`): its vectors are
 sentence-transformers' vectors, and it never imports sentence-transformers (a 7 s import)."""
 
 from __future__ import annotations

@@ -112,7 +112,8 @@ def assert_complete_and_consistent(home: Path, corpus: Path) -> None:
     from rag.ingest.chunking import chunk_paper
     from rag.ingest.corpus import load_corpus
     from rag.models.embedders import MiniLM
-    from rag.index.build import open_index, paper_hash
+    from rag.index.opened import open_index
+    from rag.index.schema import paper_hash
     from rag.settings import Settings
     from rag.index.store import Store
 
@@ -216,7 +217,7 @@ def test_a_full_disk_stops_indexing_with_a_clear_error_and_keeps_the_old_index(t
         home = mnt / "home"
         corpus = write_corpus(tmp_path / "papers.jsonl", icml_lines(0, 20))
         assert run_rag(home, "index", "--corpus", str(corpus)).returncode == 0
-        from rag.index.build import SPACE_RESERVE_BYTES
+        from rag.index.locks import SPACE_RESERVE_BYTES
 
         used = shutil.disk_usage(mnt).used
         # Room for the reserve `rag index` holds while writing, and for a few dozen chunks
@@ -260,7 +261,8 @@ def test_an_injected_write_failure_keeps_the_old_index_usable(tmp_path, embedder
     import rag
     from rag import factory
     from rag.errors import StoreUnavailableError
-    from rag.index.build import build_index, store_for
+    from rag.index.build import build_index
+    from rag.index.store import store_for
     from rag.settings import Settings
 
     home = tmp_path / "home"

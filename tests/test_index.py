@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from rag.errors import CorpusError, EmbedderMismatchError, IndexNotFoundError
-from rag.index.build import build_index, open_index
+from rag.index.build import build_index
+from rag.index.opened import open_index
 from rag.retrieve.retrievers import make_retriever
 from rag.settings import Settings
 from rag.index.store import Store
@@ -151,7 +152,7 @@ def test_a_passage_widened_to_its_paper_holds_the_whole_abstract_at_the_same_off
 
 
 def test_a_long_document_keeps_the_retrieved_chunk_when_widened(tmp_path, embedder):
-    from rag.index.build import WHOLE_PAPER_MAX_CHUNKS
+    from rag.index.snapshot import WHOLE_PAPER_MAX_CHUNKS
 
     sentences = [f"Sentence {i} describes experiment number {i} on graph data." for i in range(400)]
     (tmp_path / "docs").mkdir()

@@ -14,9 +14,12 @@ import pytest
 from fault_server import MODEL, FaultServer, passages_in, quote_first_passage
 from rag import factory
 from rag.errors import GeneratorError, RagError
-from rag.index.build import build_index, uploads_dir
-from rag.models.openai_api import ChatClient, OpenAIEmbedder
-from rag.pipeline import ask, ask_stream, rewrite_query
+from rag.index.build import build_index
+from rag.ingest.corpus import uploads_dir
+from rag.models.openai_api import ChatClient
+from rag.models.openai_embedder import OpenAIEmbedder
+from rag.pipeline import ask, ask_stream
+from rag.answer.rewrite import rewrite_query
 from rag.answer.prompts import (CANNOT_ANSWER, NOTICE_QUESTION_TOKENS, REASON_EMPTY, REASON_GARBAGE,
                          REASON_NO_CITATIONS, REASON_UNSUPPORTED, REWRITE_SYSTEM, SYSTEM)
 from rag.settings import Settings

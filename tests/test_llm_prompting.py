@@ -15,9 +15,9 @@ import pytest
 from rag.ingest import tokens
 from rag.ingest.corpus import load_corpus
 from rag.errors import GeneratorError
-from rag.answer.prompting import (PER_MESSAGE, attribute_citations, build_messages,
-                                    clean_rewrite, format_passage, is_abstention, output_problem,
-                                    rewrite_messages)
+from rag.answer.prompting import (PER_MESSAGE, build_messages, clean_rewrite, format_passage,
+                                  rewrite_messages)
+from rag.check.reply import attribute_citations, is_abstention, output_problem
 from rag.answer.prompts import (CANNOT_ANSWER, NOTICE_QUESTION_TOKENS,
                          REASON_EMPTY, REASON_GARBAGE, REASON_NO_CITATIONS, REASON_UNSUPPORTED,
                          SYSTEM, USER)

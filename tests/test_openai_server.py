@@ -22,7 +22,7 @@ import pytest
 
 from rag.check.citations import check_citations
 from rag.errors import GeneratorError
-from rag.answer.prompting import attribute_citations, is_abstention
+from rag.check.reply import attribute_citations, is_abstention
 from rag.models.openai_api import ChatClient
 from rag.pipeline import ask_stream
 from rag.answer.prompts import CANNOT_ANSWER

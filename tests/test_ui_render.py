@@ -8,7 +8,7 @@ import pytest
 
 from rag.answer.prompts import CANNOT_ANSWER
 from rag.types import Answer, AnswerSentence, Citation, Paper, Passage
-from rag.ingest.uploads import Added, Skipped, UploadReport
+from rag.documents import Added, Skipped, UploadReport
 from ui import markup, render
 from ui.corpus_view import search_papers
 

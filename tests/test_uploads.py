@@ -11,11 +11,11 @@ import pytest
 
 import rag
 from rag import factory
-from rag.ingest.corpus import load_corpus
-from rag.index.build import uploads_dir
+from rag.documents import add_documents
+from rag.ingest.corpus import load_corpus, uploads_dir
+from rag.ingest.uploads import (MANIFEST, check_file, check_name, display_name, original_names,
+                                stored_name)
 from rag.settings import Settings
-from rag.ingest.uploads import (MANIFEST, add_documents, check_file, check_name, display_name,
-                         original_names, stored_name)
 
 NOTE = ("# Lattice origami for protein folding\n\n"
         "We introduce lattice origami, a method that folds protein chains on a hexagonal "
@@ -196,13 +196,13 @@ def test_a_text_pdf_is_added_and_a_one_line_text_gets_its_title_from_the_file_na
 
 
 def test_a_failed_indexing_run_leaves_no_stored_file_behind(settings, tmp_path, monkeypatch):
-    from rag.ingest import uploads
+    from rag import documents
     from rag.errors import IndexLockedError
 
     def locked(*a, **kw):
         raise IndexLockedError("another `rag index` is writing")
 
-    monkeypatch.setattr(uploads, "reindex", locked)
+    monkeypatch.setattr(documents, "reindex", locked)
     with pytest.raises(IndexLockedError):
         add_documents([(write(tmp_path, "n", NOTE), "note.md")], settings)
     folder = uploads_dir(settings, "seeds")

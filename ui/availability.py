@@ -62,7 +62,7 @@ def generator_status(env: Mapping[str, str] | None = None) -> dict[str, Status]:
 def corpus_indexed(settings: Settings, corpus: str) -> bool:
     """Whether an index of `corpus` exists for the configured embedder (opening nothing)."""
     from rag import factory
-    from rag.index.build import collection_name
+    from rag.index.naming import collection_name
 
     try:
         name = collection_name(corpus, factory.embedder(settings))

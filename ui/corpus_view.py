@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
 
-from rag import factory
+from rag import documents, factory
 from rag.ingest import uploads
 from rag.errors import RagError
 from rag.settings import Settings
@@ -105,7 +105,7 @@ def add_files(paths: Sequence[str], settings: Settings,
                                  "Nothing to add")
     pairs = [(str(p), Path(str(p)).name) for p in paths]
     try:
-        report = uploads.add_documents(pairs, settings, settings.corpus, progress=progress)
+        report = documents.add_documents(pairs, settings, settings.corpus, progress=progress)
     except RagError as exc:
         return render.error_html(str(exc), "The documents could not be added")
     return render.upload_report_html(report)

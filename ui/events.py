@@ -17,7 +17,7 @@ import gradio as gr
 import rag
 from rag.errors import RagError
 from rag.settings import Settings
-from rag.ingest.uploads import reindex
+from rag.documents import reindex
 
 from . import availability, chat, corpus_view, layout, markup, render
 

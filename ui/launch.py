@@ -98,7 +98,7 @@ def _bar(out: TextIO):
 def ensure_index(settings: Settings, out: TextIO = sys.stderr) -> bool:
     """Open the corpus's index, building it first if it is missing; True when it was built."""
     from rag import factory
-    from rag.ingest.uploads import reindex
+    from rag.documents import reindex
 
     try:
         factory.index(settings)

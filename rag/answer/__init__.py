@@ -2,7 +2,7 @@
 
 The protocol has one required method, `generate`, which yields the answer in pieces (a
 streaming backend yields tokens, the extractive one yields once). The LLM backends first yield
-the `Prompt` they sent (`generate/prompting.py`: which passages fit the token budget, and any
+the `Prompt` they sent (`answer/prompting.py`: which passages fit the token budget, and any
 truncation notice), then text. Citation and support checking are not done here: the pipeline
 runs them once on the joined text, whatever generator wrote it.
 """

@@ -1,6 +1,6 @@
 """The `local` generator: Qwen2.5-Coder-1.5B-Instruct in-process with llama-cpp-python, offline.
 
-The weights are assembled once from the `[local]` extra's packages (rag/llm_model.py); the
+The weights are assembled once from the `[local]` extra's packages (rag/models/llm_model.py); the
 GGUF's own chat template formats the messages (`create_chat_completion`). On 2 CPU cores it
 reads about 16 prompt tokens/s and writes about 6 tokens/s, so the pipeline gives it only
 `settings.local_passages` passages, the prompt is budgeted to `settings.llm_context_tokens`,

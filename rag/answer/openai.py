@@ -1,7 +1,7 @@
 """The `openai` generator: an answer streamed from any OpenAI-compatible chat endpoint.
 
 The prompt comes from `prompting.build_messages`; the HTTP side (timeouts, retries, clear
-errors) lives in `rag/openai_api.py`, the only module that imports the `openai` package.
+errors) lives in `rag/models/openai_api.py`, the only module that imports the `openai` package.
 The stream starts with the `Prompt` sent (passages that fit, notices such as a truncated
 question), then text pieces.
 """

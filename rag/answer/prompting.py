@@ -10,7 +10,7 @@ SYSTEM, the last few conversation turns, then one user message holding the numbe
    passage is shortened rather than dropped;
 3. older conversation turns are dropped (they only help to read the question).
 
-Counts use tiktoken's cl100k_base (rag/tokens.py); the served model's own tokenizer may count
+Counts use tiktoken's cl100k_base (rag/ingest/tokens.py); the served model's own tokenizer may count
 more, so the budget keeps a safety margin (`SAFETY`) and a per-message overhead for the chat
 template. Example: 2,048 context tokens and 350 answer tokens leave room for 3-4 abstracts.
 """
@@ -21,17 +21,11 @@ import re
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from ..ingest import tokens
-from ..ingest.chunking import split_sentences
-from ..check.citations import MARKER, check_citations
 from ..errors import GeneratorError
-from .prompts import (CANNOT_ANSWER, NOTICE_QUESTION_TOKENS, PASSAGE, REASON_EMPTY,
-                       REASON_GARBAGE, REASON_NO_CITATIONS, REASON_UNSUPPORTED, REWRITE_SYSTEM,
-                       REWRITE_USER, SYSTEM, USER)
-from ..check.support import MIN_COVERAGE, check_support
-from ..text import content_terms, coverage
+from ..ingest import tokens
 from ..types import Passage
-from .extractive import cite
+from .prompts import (CANNOT_ANSWER, NOTICE_QUESTION_TOKENS, PASSAGE, REWRITE_SYSTEM, REWRITE_USER,
+                      SYSTEM, USER)
 
 SAFETY = 1.2  # other tokenizers (Qwen, SmolLM2, Llama) count up to ~20% more than cl100k_base
 PER_MESSAGE = 8  # chat-template tokens around each message
@@ -139,86 +133,3 @@ def clean_rewrite(reply: str, question: str) -> str | None:
             or CANNOT_ANSWER.lower().rstrip(".") in line.lower():
         return None
     return line
-
-
-# -- reading the reply -----------------------------------------------------------------------
-
-_REFUSAL = re.compile(r"\b(?:abstracts?|passages?|papers?|documents?|context)\b[^.\n]{0,40}?"
-                      r"\b(?:do(?:es)?\s*n[o']?t|cannot|can't|fails? to)\s+(?:\w+\s+){0,2}?"
-                      r"(?:answer|contain|address|cover|mention|say|state|provide)", re.I)
-
-
-def is_abstention(text: str) -> bool:
-    """The sentinel, or (in an answer citing nothing) a paraphrase of it such as "The abstracts
-    do not answer this question." that small models write instead."""
-    if CANNOT_ANSWER.lower().rstrip(".") in text.lower():
-        return True
-    return not MARKER.search(text) and bool(_REFUSAL.search(text))
-
-
-def attribute_citations(raw: str, shown: Sequence[Passage], idf=None) -> str:
-    """`raw` with a marker added to each uncited sentence that one shown passage clearly backs.
-
-    Small models often cite only the last sentence, or none ("HesScale builds on BL89.").
-    A sentence with no marker gets `[n]` of the passage covering the most of its content words,
-    if that passage covers at least `support.MIN_COVERAGE` of them; otherwise it stays uncited
-    and is flagged. The support check still runs on the result, as on any answer.
-
-    Example: "HesScale builds on BL89." with passage 1 saying so -> "HesScale builds on BL89 [1]."
-    """
-    if is_abstention(raw):
-        return raw
-    lines = []
-    for line in raw.split("\n"):
-        spans = split_sentences(line)
-        out, cursor = [], 0
-        for i, (s, e) in enumerate(spans):
-            out.append(line[cursor:s])
-            cursor = e
-            piece = line[s:e]
-            after = line[e:spans[i + 1][0]] if i + 1 < len(spans) else line[e:]
-            lone_marker_next = i + 1 < len(spans) and not MARKER.sub(
-                "", line[spans[i + 1][0]:spans[i + 1][1]]).strip(" .")
-            if MARKER.search(piece) or MARKER.search(after) or lone_marker_next:
-                out.append(piece)
-                continue
-            n = _supporting_passage(piece, shown, idf)
-            out.append(cite(piece, n) if n else piece)
-        out.append(line[cursor:])
-        lines.append("".join(out))
-    return "\n".join(lines)
-
-
-def _supporting_passage(sentence: str, shown: Sequence[Passage], idf=None) -> int | None:
-    body = sentence.strip(" -*")
-    if len(content_terms(body)) < 3:
-        return None
-    scores = [coverage(body, f"{p.title}. {p.text}", idf) for p in shown]
-    if not scores or max(scores) < MIN_COVERAGE:
-        return None
-    return scores.index(max(scores)) + 1
-
-
-def output_problem(raw: str, shown: Sequence[Passage], embedder=None, idf=None) -> str | None:
-    """Why an LLM's answer cannot be shown as it is, or None when it can.
-
-    An abstention can; otherwise the answer must be readable text that cites at least one
-    passage the model was shown, with at least one sentence its citations support."""
-    text = raw.strip()
-    if not text:
-        return REASON_EMPTY
-    if is_abstention(text):
-        return None
-    readable = sum(ch.isalnum() or ch.isspace() or ch in _PUNCT for ch in text)
-    if readable < 0.8 * len(text) or text.count("\ufffd") > 2:
-        return REASON_GARBAGE
-    checked = check_citations(text, list(shown))
-    if not checked.citations:
-        return REASON_NO_CITATIONS
-    check_support(checked, embedder, idf)
-    if not any(s.supported for s in checked.sentences if s.citations):
-        return REASON_UNSUPPORTED
-    return None
-
-
-_PUNCT = ".,;:!?'\"()[]-\u2013\u2014/%+=<>&*#"

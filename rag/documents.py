@@ -1,0 +1,144 @@
+"""Adding a user's documents to a corpus: check them, store them safely, index them.
+
+Files are checked and stored by `ingest/uploads.py` (a plain file name of an allowed type and
+size that parses; stored under a generated name, the original kept as display metadata).
+Papers whose text (or id) is already in the corpus, or earlier in the same batch, are skipped as
+duplicates. Then `rag.index_corpus()` embeds only what is new; if that fails, the files stored
+for it are removed again.
+
+Example: add_documents([("/tmp/x1", "My notes.md")], settings) -> UploadReport(added=[Added(
+"My notes.md", "My notes", "doc-3f2a..."), ...], duplicates=[], rejected=[])
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable, Sequence
+
+from .errors import CorpusError
+from .index.build import IndexReport
+from .ingest import corpus as corpus_mod
+from .ingest.readers import normalise
+from .ingest.uploads import (MAX_FILES, MAX_UPLOAD_BYTES, check_file, display_name, parse,
+                             read_manifest, stored_bytes, stored_name, write_atomic,
+                             write_manifest)
+from .settings import Settings
+from .types import Paper
+
+_write_lock = threading.Lock()  # one batch at a time per process; build_index locks across them
+
+
+@dataclass
+class Added:
+    name: str  # the name the user gave (display only)
+    title: str
+    paper_id: str
+
+
+@dataclass
+class Skipped:
+    name: str
+    reason: str
+
+
+@dataclass
+class UploadReport:
+    """What happened to each uploaded file (and each paper inside a JSONL file)."""
+
+    corpus: str
+    added: list[Added] = field(default_factory=list)
+    duplicates: list[Skipped] = field(default_factory=list)
+    rejected: list[Skipped] = field(default_factory=list)
+    index: IndexReport | None = None
+
+    def summary(self) -> str:
+        return (f"{len(self.added)} added, {len(self.duplicates)} skipped as duplicate, "
+                f"{len(self.rejected)} rejected")
+
+
+def reindex(settings: Settings, corpus: str, progress=None) -> IndexReport:
+    """Index the corpus with its new uploads (embeds only what is new)."""
+    import rag
+
+    return rag.index_corpus(corpus, settings, progress=progress)
+
+
+def add_documents(files: Iterable[tuple[str | os.PathLike, str]], settings: Settings,
+                  corpus: str | None = None, progress: Callable[[int, int], None] | None = None,
+                  max_bytes: int = MAX_UPLOAD_BYTES) -> UploadReport:
+    """Check, store and index uploaded files.
+
+    Args:
+        files: (path of the uploaded bytes, the name the user gave the file) pairs.
+        settings: the Settings of the index to add to.
+        corpus: the corpus to add to (default: settings.corpus).
+        progress: called with (done, total) chunks while the new papers are embedded.
+        max_bytes: size limit per file.
+    """
+    corpus = corpus or settings.corpus
+    report = UploadReport(corpus)
+    files = list(files)
+    for path, name in files[MAX_FILES:]:
+        report.rejected.append(Skipped(display_name(name), f"more than {MAX_FILES} files at "
+                                                           f"once; add the rest afterwards"))
+    folder = corpus_mod.uploads_dir(settings, corpus)
+    with _write_lock:
+        existing = corpus_mod.load_corpus(corpus, [folder]).papers
+        seen_ids = {p.id: p.title for p in existing}
+        seen_texts = {normalise(p.text): p.title for p in existing}
+        accepted: list[tuple[str, bytes, list[Paper], str]] = []  # name, bytes, papers, suffix
+        for raw_path, raw_name in files[:MAX_FILES]:
+            name, path = display_name(raw_name), Path(raw_path)
+            reason = check_file(path, str(raw_name), max_bytes)
+            if reason is None:
+                try:
+                    papers = parse(path, name)
+                except CorpusError as exc:
+                    reason = str(exc)
+            if reason:
+                report.rejected.append(Skipped(name, reason))
+                continue
+            new = []
+            for paper in papers:
+                label = name if len(papers) == 1 else f"{name}: {paper.title}"
+                key = normalise(paper.text)
+                twin = seen_ids.get(paper.id) or seen_texts.get(key)
+                if twin is not None:
+                    report.duplicates.append(Skipped(label, f"the same text is already in the "
+                                                            f"corpus as \u201c{twin}\u201d"))
+                    continue
+                seen_ids[paper.id], seen_texts[key] = paper.title, paper.title
+                new.append(paper)
+            if new:
+                data = stored_bytes(path, name, papers, {p.id for p in new})
+                accepted.append((name, data, new, Path(name).suffix.lower()))
+        if not accepted:
+            return report
+        folder.mkdir(parents=True, exist_ok=True)
+        manifest = read_manifest(settings, corpus)
+        written = []
+        for name, data, papers, _ in accepted:
+            fname = stored_name(name, data)
+            written.append(write_atomic(folder, fname, data))
+            manifest[fname] = {"name": name, "added": time.time(), "papers": [p.id for p in papers]}
+        try:
+            report.index = reindex(settings, corpus, progress)
+        except BaseException:
+            for path in written:  # not indexed: do not leave them to surprise the next run
+                path.unlink(missing_ok=True)
+            raise
+        write_manifest(folder, manifest)
+        for name, _, papers, _ in accepted:
+            report.added += [Added(name, p.title, p.id) for p in papers]
+    return report
+
+
+def upload_pairs(paths: Sequence[str | os.PathLike], names: Sequence[str] | None = None
+                 ) -> list[tuple[str, str]]:
+    """(path, name) pairs for `add_documents`, using each path's own name when none is given."""
+    names = list(names) if names is not None else [Path(p).name for p in paths]
+    return list(zip(map(str, paths), names))

@@ -1,0 +1,83 @@
+"""Writing an index safely: one writer at a time, and disk space kept for a failed write."""
+
+from __future__ import annotations
+
+import errno
+import os
+import shutil
+from pathlib import Path
+
+from ..errors import IndexLockedError, StoreUnavailableError
+from .store import Store
+
+
+class WriteLock:
+    """An exclusive lock on the data directory, failing fast with a clear message."""
+
+    def __init__(self, home: Path):
+        from filelock import FileLock
+
+        home.mkdir(parents=True, exist_ok=True)
+        self._lock = FileLock(str(home / "index.lock"))
+        self._home = home
+
+    def __enter__(self):
+        from filelock import Timeout
+
+        try:
+            self._lock.acquire(timeout=0)
+        except Timeout:
+            raise IndexLockedError(f"another `rag index` is writing {self._home}; wait for it to "
+                                   f"finish, then run the command again") from None
+        return self
+
+    def __exit__(self, *exc):
+        self._lock.release()
+
+
+SPACE_RESERVE_BYTES = 16 * 2**20
+
+
+class SpaceReserve:
+    """Disk space set aside while an embedded index is written, given back if the write fails.
+
+    Chroma applies its write log to the index files on the next read, which needs room: after
+    a write stopped by a full disk, even questions would fail. Holding 16 MB in a file while
+    writing, and deleting it on failure, leaves that room. If the reserve itself does not fit,
+    indexing stops before writing anything."""
+
+    def __init__(self, home: Path, store: Store):
+        self.path = None if store.url else home / ".space-reserve"
+        if self.path is None:
+            return
+        try:
+            with open(self.path, "wb") as f:
+                os.posix_fallocate(f.fileno(), 0, SPACE_RESERVE_BYTES)
+        except OSError as exc:
+            self.release()
+            if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+                self.path = None  # no fallocate on this file system: go on without a reserve
+                return
+            free = shutil.disk_usage(home).free / 2**20
+            raise StoreUnavailableError(
+                f"cannot index into {home}: the disk is full ({free:.1f} MB free; indexing keeps "
+                f"{SPACE_RESERVE_BYTES // 2**20} MB in reserve while it writes): free some "
+                f"space, then run `rag index` again; nothing was written") from None
+
+    def release(self) -> None:
+        if self.path is not None:
+            self.path.unlink(missing_ok=True)
+
+
+def writer_running(home: Path) -> bool:
+    """Whether a `rag index` holds the lock now (a dirty index is then being written, not
+    abandoned)."""
+    from filelock import FileLock, Timeout
+
+    lock = FileLock(str(home / "index.lock"))
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        return True
+    lock.release()
+    return False

@@ -1,0 +1,52 @@
+"""What each chunk record in Chroma carries, and how it becomes a `Passage` again.
+
+Every chunk's metadata holds its paper's id, content hash (`paper_hash`, which covers the chunk
+settings) and chunk count, so `build_index` can tell complete, changed and removed papers
+apart; its character span and sentence spans (JSON), so a citation can quote the exact
+sentences; and the paper's title, authors, URL and source for display.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+from ..errors import EmbedderMismatchError
+from ..models.embedders import Embedder
+from ..settings import Settings
+from ..types import Chunk, Paper, Passage
+from .collection import Collection
+
+SCHEMA = 1
+
+
+def paper_hash(paper: Paper, settings: Settings) -> str:
+    key = json.dumps([paper.title, paper.authors, paper.url, paper.source, paper.text,
+                      settings.chunk_tokens, settings.chunk_overlap], ensure_ascii=False)
+    return hashlib.sha1(key.encode()).hexdigest()
+
+
+def chunk_meta(paper: Paper, chunk: Chunk, digest: str, n: int) -> dict:
+    return {"paper_id": paper.id, "paper_hash": digest, "n_chunks": n, "chunk": chunk.index,
+            "start": chunk.start, "end": chunk.end, "sents": json.dumps(chunk.sentences),
+            "title": paper.title, "authors": paper.authors, "url": paper.url,
+            "source": paper.source}
+
+
+def passage_from(cid: str, text: str, meta: dict, score: float) -> Passage:
+    sents = meta.get("sents")
+    return Passage(chunk_id=cid, paper_id=meta.get("paper_id", cid), title=meta.get("title", ""),
+                   text=text, score=score, start=int(meta.get("start", 0)),
+                   end=int(meta.get("end", len(text))),
+                   sentences=tuple(tuple(s) for s in json.loads(sents)) if sents else (),
+                   authors=meta.get("authors", ""), url=meta.get("url", ""),
+                   source=meta.get("source", ""))
+
+
+def check_embedder(col: Collection, embedder: Embedder, name: str) -> None:
+    meta = col.meta
+    if meta.get("embedder") != embedder.name or int(meta.get("dim", -1)) != embedder.dim:
+        raise EmbedderMismatchError(
+            f"index {name!r} holds vectors of {meta.get('embedder')} ({meta.get('dim')} dims), "
+            f"not of the configured {embedder.name} ({embedder.dim} dims); rebuild it with "
+            f"`rag index --rebuild` or configure the embedder it was built with")
