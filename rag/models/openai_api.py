@@ -6,11 +6,13 @@ The endpoint comes from `OPENAI_BASE_URL` (default: OpenAI's), the key from `OPE
 (servers that need none get a placeholder). Both are read here, when a client is made, and never
 stored in settings, logged or put in a message: every error text passes through `_scrub`.
 
-- `ChatClient.stream(messages)` yields text pieces. Requests that fail with 429 or 5xx before
-  the first token are retried `settings.llm_retries` times with exponential backoff (honouring
-  `Retry-After`); after the first token a failure is raised, never retried, so no text is
-  repeated. `settings.llm_timeout` bounds connecting and every wait for the next bytes, so a
-  stalled stream ends in a GeneratorError instead of a hang.
+- `ChatClient.stream(messages)` yields text pieces. The SDK itself retries a request
+  `settings.llm_retries` times (`max_retries`) when it fails before the first token: 408, 409,
+  429, 5xx, a refused connection or a timeout, with exponential backoff that honours
+  `Retry-After`. After the first token a failure is raised, never retried, so no text is
+  repeated. `settings.llm_timeout` (the SDK's `timeout`) bounds connecting and every wait for the
+  next bytes of each attempt, so a stalled stream ends in a GeneratorError instead of a hang; a
+  server that never answers costs at most (llm_retries + 1) attempts of llm_timeout each.
 - Every failure becomes a `GeneratorError` whose message says what to change: a refused key, an
   unknown model (with the models the endpoint does serve), a refused connection, a timeout.
 
@@ -21,9 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-import random
 import threading
-import time
 from typing import Any, Iterator, Sequence
 
 import openai
@@ -33,9 +33,6 @@ from ..settings import Settings
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 NO_KEY = "no-key-required"  # llama.cpp, vLLM and Ollama accept any key; the SDK wants one
-BACKOFF_BASE_S = 0.5
-BACKOFF_MAX_S = 8.0
-RETRY_AFTER_MAX_S = 30.0
 
 _clients: dict[tuple, "openai.OpenAI"] = {}
 _clients_lock = threading.Lock()
@@ -66,14 +63,13 @@ def _scrub(text: str) -> str:
 
 def openai_client(settings: Settings) -> "openai.OpenAI":
     base, key = endpoint(), _api_key()
-    cache_key = (base, hashlib.sha256(key.encode()).hexdigest(), settings.llm_timeout)
+    cache_key = (base, hashlib.sha256(key.encode()).hexdigest(), settings.llm_timeout,
+                 settings.llm_retries)
     with _clients_lock:
         client = _clients.get(cache_key)
         if client is None:
-            # The SDK's own retries are off: ours retry only what is safe to repeat (see module
-            # docstring) and know the timeout, so the worst case is bounded and predictable.
             client = openai.OpenAI(base_url=base, api_key=key, timeout=settings.llm_timeout,
-                                   max_retries=0)
+                                   max_retries=settings.llm_retries)
             _clients[cache_key] = client
         return client
 
@@ -88,32 +84,20 @@ def _server_message(exc: "openai.APIStatusError") -> str:
     return ""
 
 
-def _retry_after(exc: "openai.APIStatusError") -> float | None:
+def _attempts(exc: Exception) -> int:
+    """How many requests the SDK sent before giving up (it numbers its retries in a header)."""
+    request = getattr(exc, "request", None)
     try:
-        value = float(exc.response.headers.get("retry-after", ""))
-    except (TypeError, ValueError):
-        return None
-    return min(max(value, 0.0), RETRY_AFTER_MAX_S)
+        return int(request.headers.get("x-stainless-retry-count", 0)) + 1
+    except (AttributeError, RuntimeError, TypeError, ValueError):
+        return 1
 
 
-def _backoff(attempt: int, exc: Exception) -> float:
-    """Seconds to wait before retry number `attempt` (0-based): Retry-After, else 0.5 s * 2^n."""
-    if isinstance(exc, openai.APIStatusError):
-        after = _retry_after(exc)
-        if after is not None:
-            return after
-    return min(BACKOFF_BASE_S * 2 ** attempt, BACKOFF_MAX_S) * (1 - 0.25 * random.random())
-
-
-def _retryable(exc: Exception) -> bool:
-    return isinstance(exc, openai.APIStatusError) and (
-        exc.status_code == 429 or exc.status_code >= 500)
-
-
-def explain(exc: Exception, settings: Settings, model: str, what: str = "chat model",
-            attempts: int = 1) -> GeneratorError:
-    """A GeneratorError saying what went wrong with the endpoint and what to do about it."""
+def explain(exc: Exception, settings: Settings, model: str,
+            what: str = "chat model") -> GeneratorError:
+    """A GeneratorError saying, in one line, what went wrong with the endpoint and what to do."""
     base = endpoint()
+    attempts = _attempts(exc)
     tries = f" after {attempts} attempts" if attempts > 1 else ""
     if isinstance(exc, openai.APITimeoutError):
         msg = (f"{base} sent nothing for {settings.llm_timeout:g} s{tries}; the server is stalled "
@@ -150,18 +134,14 @@ def available_models(settings: Settings) -> list[str]:
         return []
 
 
-def with_retries(settings: Settings, model: str, call, what: str = "chat model",
-                  error: type[RagError] = GeneratorError):
-    for attempt in range(settings.llm_retries + 1):
-        try:
-            return call()
-        except openai.OpenAIError as exc:
-            if _retryable(exc) and attempt < settings.llm_retries:
-                time.sleep(_backoff(attempt, exc))
-                continue
-            raise error(str(explain(exc, settings, model, what, attempts=attempt + 1))) from None
-        except (ValueError, TypeError) as exc:  # malformed JSON in a non-streamed body
-            raise error(str(explain(exc, settings, model, what))) from None
+def request(settings: Settings, model: str, call, what: str = "chat model",
+            error: type[RagError] = GeneratorError):
+    """`call()`'s result. The SDK has already retried what is safe to repeat, so any failure
+    here is final: it becomes `error` with `explain`'s one-line message."""
+    try:
+        return call()
+    except (openai.OpenAIError, ValueError, TypeError) as exc:  # Value/TypeError: a bad JSON body
+        raise error(str(explain(exc, settings, model, what))) from None
 
 
 class ChatClient:
@@ -175,7 +155,7 @@ class ChatClient:
                temperature: float = 0.0) -> Iterator[str]:
         """The reply, piece by piece, as the server streams it."""
         client = openai_client(self.settings)
-        stream = with_retries(self.settings, self.model, lambda: client.chat.completions.create(
+        stream = request(self.settings, self.model, lambda: client.chat.completions.create(
             model=self.model, messages=list(messages), max_tokens=max_tokens,
             temperature=temperature, stream=True))
         finished = False
@@ -199,7 +179,7 @@ class ChatClient:
                  temperature: float = 0.0) -> str:
         """The whole reply of one non-streamed request."""
         client = openai_client(self.settings)
-        reply = with_retries(self.settings, self.model, lambda: client.chat.completions.create(
+        reply = request(self.settings, self.model, lambda: client.chat.completions.create(
             model=self.model, messages=list(messages), max_tokens=max_tokens,
             temperature=temperature))
         try:

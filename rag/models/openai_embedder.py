@@ -9,7 +9,7 @@ import numpy as np
 
 from ..errors import RagError
 from ..settings import Settings
-from .openai_api import endpoint, explain, openai_client, with_retries
+from .openai_api import endpoint, explain, openai_client, request
 
 KNOWN_DIMS = {"text-embedding-3-small": 1536, "text-embedding-3-large": 3072,
               "text-embedding-ada-002": 1536}
@@ -42,7 +42,7 @@ class OpenAIEmbedder:
         client = openai_client(self.settings)
         for i in range(0, len(texts), self.batch_size):
             batch = [t if t.strip() else " " for t in texts[i:i + self.batch_size]]
-            reply = with_retries(self.settings, self.model, lambda: client.embeddings.create(
+            reply = request(self.settings, self.model, lambda: client.embeddings.create(
                 model=self.model, input=batch), what="embedding model", error=RagError)
             rows.append(self._vectors(reply, len(batch)))
         vectors = np.concatenate(rows)
