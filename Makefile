@@ -62,10 +62,10 @@ test: install-test install-server install-local chromium
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 bench: install-test
-	$(PY) -m bench.run $(BENCH_ARGS)
+	$(PY) -m rag.bench.run $(BENCH_ARGS)
 
 load: install-test
-	$(PY) -m bench.load $(LOAD_ARGS)
+	$(PY) -m rag.bench.load $(LOAD_ARGS)
 
 eval: install
 	$(RAG) eval --dataset seeds

@@ -215,7 +215,7 @@ def run_reindex(report: Report, corpus: str = "icml2024") -> None:
     seconds = statistics.median(s for s, _ in runs)
     embedded = max(e for _, e in runs)
     t = time.perf_counter()
-    out = subprocess.run([sys.executable, "-m", "ui.cli", "index", "--corpus", corpus],
+    out = subprocess.run([sys.executable, "-m", "rag.ui.cli", "index", "--corpus", corpus],
                          cwd=ROOT, capture_output=True, text=True,
                          env={**__import__("os").environ, "RAG_HOME": str(BENCH_HOME)})
     cli = time.perf_counter() - t

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .measure import BENCH_HOME, RESULTS, ROOT, Report, Row, latencies_ms
+from .measure import BENCH_HOME, RESULTS, Report, Row, latencies_ms
 
 CACHE = RESULTS / "cache"
 SYNTHETIC = CACHE / "synthetic-50k.jsonl"
@@ -31,11 +31,13 @@ GOALS = {"icml2024": {"retrieval": "< 50", "ask": "< 300"},
 
 
 def questions(n_titles: int = 120) -> list[str]:
+    from importlib.resources import files
+
+    seed_questions = files("rag.eval") / "datasets" / "seeds.jsonl"
     rows = [json.loads(line) for line in
-            (ROOT / "eval" / "datasets" / "seeds.jsonl").read_text(encoding="utf-8").splitlines()
-            if line.strip()]
+            seed_questions.read_text(encoding="utf-8").splitlines() if line.strip()]
     titles = [json.loads(line)["title"] for line in
-              (ROOT / "seeds" / "icml2024.jsonl").read_text(encoding="utf-8").splitlines()]
+              (files("rag.seeds") / "icml2024.jsonl").read_text(encoding="utf-8").splitlines()]
     return [r["question"] for r in rows] + random.Random(0).sample(titles, n_titles)
 
 

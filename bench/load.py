@@ -6,9 +6,9 @@ the question it was sent with (no cross-talk). Reports throughput, p50/p95/p99 l
 and the server's memory before and after. The run is bounded: `--timeout` seconds in all, and
 every request gives up after `--request-timeout`. Only 127.0.0.1 is ever contacted.
 
-    python -m bench.load                        # seeds corpus, extractive answers
-    python -m bench.load --corpus icml2024 --clients 50 --questions 1000
-    python -m bench.load --inprocess            # a thread pool calling rag.ask, no server
+    python -m rag.bench.load                        # seeds corpus, extractive answers
+    python -m rag.bench.load --corpus icml2024 --clients 50 --questions 1000
+    python -m rag.bench.load --inprocess            # a thread pool calling rag.ask, no server
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ MEMORY_GROWTH_BOUND_MB = 200  # after 1,000 questions, beyond the warmed-up serv
 
 
 def parse(argv=None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="python -m bench.load", description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(prog="python -m rag.bench.load", description=__doc__.split("\n")[0])
     p.add_argument("--corpus", default="seeds")
     p.add_argument("--clients", type=int, default=50)
     p.add_argument("--questions", type=int, default=1000)

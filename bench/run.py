@@ -1,9 +1,9 @@
 """`make bench`: run the benchmark sections, print one table, save the JSON.
 
-    python -m bench.run                      # ingest, reindex, latency (seeds, icml2024),
+    python -m rag.bench.run                      # ingest, reindex, latency (seeds, icml2024),
                                              # coldstart, memory, embedding
-    python -m bench.run --only latency --scale50k
-    python -m bench.run --skip embedding --rounds 3
+    python -m rag.bench.run --only latency --scale50k
+    python -m rag.bench.run --skip embedding --rounds 3
 
 The first run builds the ICML 2024 index in bench/results/home (about 10 minutes of embedding
 on 2 free cores) and keeps it for the next runs.
@@ -22,7 +22,7 @@ SECTIONS = ("ingest", "reindex", "latency", "coldstart", "memory", "embedding")
 
 
 def parse(argv=None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="python -m bench.run", description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(prog="python -m rag.bench.run", description=__doc__.split("\n")[0])
     p.add_argument("--only", nargs="+", choices=SECTIONS, help="run only these sections")
     p.add_argument("--skip", nargs="+", choices=SECTIONS, default=[], help="skip these")
     p.add_argument("--rounds", type=int, default=ROUNDS,

@@ -102,7 +102,7 @@ def start_serve(corpus: str, port: int, **env: str) -> subprocess.Popen:
             "HF_HUB_OFFLINE": "1", **env}
     for key in ("OPENAI_API_KEY", "OPENAI_BASE_URL"):
         full.pop(key, None)  # the extractive generator: no LLM in these figures
-    proc = subprocess.Popen([sys.executable, "-m", "ui.cli", "serve", "--corpus", corpus,
+    proc = subprocess.Popen([sys.executable, "-m", "rag.ui.cli", "serve", "--corpus", corpus,
                              "--port", str(port)], cwd=ROOT, env=full,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     wait_port(port, proc)

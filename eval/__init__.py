@@ -4,9 +4,9 @@
     rag eval --dataset icml2024                   # the same questions among 2,634 papers
     rag eval --dataset scifact --grid retriever=bm25,dense,hybrid
 
-`eval.datasets` loads and validates the question sets, `eval.metrics` holds one module per
-metric family (pure functions, no I/O), `eval.run` runs configurations and caches their rows,
-`eval.report` writes the JSON/Markdown summary and plots, `eval.gate` checks a summary against
-the committed thresholds in `eval/thresholds.json`, `eval.calibrate` measures the abstention
-threshold. Nothing here needs a network or an LLM; `--judge` is the one optional exception.
+Installed as `rag.eval`: `rag.eval.datasets` loads and validates the question sets,
+`rag.eval.metrics` holds one module per metric family (pure functions, no I/O), `rag.eval.run`
+runs configurations and caches their rows, `rag.eval.report` writes the JSON/Markdown summary
+and plots, `rag.eval.gate` checks a summary against the committed thresholds in
+`eval/thresholds.json`, `rag.eval.calibrate` measures the abstention threshold. Nothing here needs a network or an LLM; `--judge` is the one optional exception.
 """

@@ -21,18 +21,24 @@ from typing import Any
 
 from rag.settings import Settings
 
-ROOT = Path(__file__).resolve().parent.parent
 IGNORED = ("home", "ui_host", "ui_port", "ui_concurrency")
 
 
 @functools.lru_cache(maxsize=1)
 def code_hash() -> str:
-    """A hash of the source that produces records."""
+    """A hash of the source that produces records: the library (without the UI, evals and
+    benchmarks, which an installed package holds inside it) and eval/observe.py."""
+    import rag
+
+    library = Path(rag.__file__).resolve().parent
+    edges = [library / name for name in ("ui", "eval", "bench", "seeds")]
+    files = sorted(p for p in library.rglob("*.py") if not any(e in p.parents for e in edges))
     h = hashlib.sha1()
-    files = sorted((ROOT / "rag").rglob("*.py")) + [ROOT / "eval" / "observe.py"]
     for path in files:
-        h.update(str(path.relative_to(ROOT)).encode())
+        h.update(str(path.relative_to(library)).encode())
         h.update(path.read_bytes())
+    observe = Path(__file__).resolve().parent / "observe.py"
+    h.update(b"observe.py" + observe.read_bytes())
     return h.hexdigest()[:12]
 
 

@@ -1,4 +1,4 @@
-"""Measure the abstention threshold: `python -m eval.calibrate [--dataset seeds]`.
+"""Measure the abstention threshold: `python -m rag.eval.calibrate [--dataset seeds]`.
 
 For every question the default retriever returns its top k passages and the gate's relevance
 score (rag.gate.relevance: the best MiniLM cosine between the query and a passage) is recorded.
@@ -131,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
     from rag.errors import RagError
     from rag.settings import Settings
 
-    parser = argparse.ArgumentParser(prog="python -m eval.calibrate", description=__doc__.split(
+    parser = argparse.ArgumentParser(prog="python -m rag.eval.calibrate", description=__doc__.split(
         "\n")[0])
     parser.add_argument("--dataset", default="seeds")
     parser.add_argument("--max-false-abstention", type=float, default=MAX_FALSE_ABSTENTION)

@@ -4,7 +4,7 @@
 max(10, k), the gate's relevance score and, unless retrieval only, the `rag.ask` answer (text,
 abstained, citations with their quotes, sentences with their support flags, timings). That
 record is what the cache keeps. `score` turns a record and its question into metrics with the
-pure functions of `eval.metrics`, so changing a metric never needs a rerun.
+pure functions of `rag.eval.metrics`, so changing a metric never needs a rerun.
 
 A citation "supports" its sentence when the sentence's content words are covered by the cited
 quote (with the cited paper's title) at least `rag.support.MIN_COVERAGE`: the pipeline's own

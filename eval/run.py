@@ -27,8 +27,9 @@ from rag.settings import GENERATORS, RETRIEVERS, Settings
 from .configs import Config, make_configs, parse_grid
 from .datasets import Dataset, Question, load_dataset
 
-ROOT = Path(__file__).resolve().parent.parent
-RESULTS = ROOT / "eval" / "results"
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent  # the repository, in a source checkout (for git_revision)
+RESULTS = HERE / "results"
 
 
 @dataclass

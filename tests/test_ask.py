@@ -92,7 +92,7 @@ def test_a_follow_up_is_rewritten_into_a_standalone_query(seed_settings):
 
 def _cli(*args, home, input_env=None):
     env = {**os.environ, "RAG_HOME": str(home), **(input_env or {})}
-    return subprocess.run([sys.executable, "-m", "ui.cli", *args], capture_output=True,
+    return subprocess.run([sys.executable, "-m", "rag.ui.cli", *args], capture_output=True,
                           text=True, env=env, cwd=ROOT, timeout=600)
 
 

@@ -41,7 +41,7 @@ def index_corpus(corpus: str, settings):
 
 def run_rag(home: Path, *args, timeout: float = 600, **env: str):
     full_env = {**os.environ, "RAG_HOME": str(home), **env}
-    return subprocess.run([sys.executable, "-m", "ui.cli", *args], cwd=ROOT, env=full_env,
+    return subprocess.run([sys.executable, "-m", "rag.ui.cli", *args], cwd=ROOT, env=full_env,
                           capture_output=True, timeout=timeout)
 
 

@@ -199,7 +199,7 @@ def test_the_cli_answers_through_the_server(server_home, chroma_server):
     q = QUESTIONS[0]
     env = {**os.environ, "RAG_HOME": str(server_home), "RAG_CHROMA_URL": chroma_server.url,
            "RAG_GENERATOR": "extractive"}
-    out = subprocess.run([sys.executable, "-m", "ui.cli", "ask", "--json", q["question"]],
+    out = subprocess.run([sys.executable, "-m", "rag.ui.cli", "ask", "--json", q["question"]],
                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     answer = json.loads(out.stdout)

@@ -8,7 +8,7 @@ from collections import Counter
 
 import pytest
 
-from eval.datasets import (SCIFACT, DatasetError, load_dataset, load_qrels, load_questions,
+from rag.eval.datasets import (SCIFACT, DatasetError, load_dataset, load_qrels, load_questions,
                            load_scifact)
 from rag.ingest.corpus import load_corpus, normalise
 

@@ -7,10 +7,10 @@ import json
 
 import pytest
 
-from eval import gate
-from eval.configs import make_configs, parse_grid
-from eval.datasets import Question, load_dataset
-from eval.observe import score
+from rag.eval import gate
+from rag.eval.configs import make_configs, parse_grid
+from rag.eval.datasets import Question, load_dataset
+from rag.eval.observe import score
 from rag.errors import ConfigError
 from rag.settings import Settings
 
@@ -20,7 +20,7 @@ from rag.settings import Settings
 
 def test_the_seed_set_meets_the_committed_thresholds(seed_settings):
     """The CI gate: default settings, extractive generator, the session's seed index."""
-    from eval.run import run
+    from rag.eval.run import run
 
     dataset = load_dataset("seeds")
     (config,) = make_configs(seed_settings, [{}], baselines=False)
@@ -163,7 +163,7 @@ def test_unanswerable_questions_get_no_retrieval_or_citation_scores():
 
 def test_rag_eval_writes_rows_summary_markdown_and_plots_then_reuses_the_cache(
         copy_of_seed_home, tmp_path, monkeypatch, capsys):
-    from ui.cli import main
+    from rag.ui.cli import main
 
     monkeypatch.setenv("RAG_HOME", str(copy_of_seed_home))
     out = tmp_path / "results"
@@ -191,7 +191,7 @@ def test_rag_eval_writes_rows_summary_markdown_and_plots_then_reuses_the_cache(
 
 def test_rag_eval_gate_exits_nonzero_below_a_threshold(copy_of_seed_home, tmp_path,
                                                          monkeypatch, capsys):
-    from ui.cli import main
+    from rag.ui.cli import main
 
     thresholds = tmp_path / "thresholds.json"
     thresholds.write_text(json.dumps({"datasets": {"seeds": {"thresholds": {
@@ -208,7 +208,7 @@ def test_rag_eval_gate_exits_nonzero_below_a_threshold(copy_of_seed_home, tmp_pa
 
 
 def test_the_judge_is_skipped_with_a_reason_when_no_llm_is_configured():
-    from eval.judge import Judge
+    from rag.eval.judge import Judge
 
     judge = Judge(Settings.load(env={}))
     assert not judge.available
@@ -217,7 +217,7 @@ def test_the_judge_is_skipped_with_a_reason_when_no_llm_is_configured():
 
 
 def test_judge_verdicts_are_parsed_from_the_first_word_that_decides():
-    from eval.judge import parse_verdict
+    from rag.eval.judge import parse_verdict
 
     assert parse_verdict("CORRECT. It names both kernels.") is True
     assert parse_verdict("Incorrect: it misses the benchmark size.") is False

@@ -46,7 +46,7 @@ def icml_lines(start: int, stop: int, changed: range = range(0)) -> list[str]:
 
 
 def rag_cmd(*args: str) -> list[str]:
-    return [sys.executable, "-m", "ui.cli", *args]
+    return [sys.executable, "-m", "rag.ui.cli", *args]
 
 
 def rag_env(home: Path, **extra: str) -> dict[str, str]:

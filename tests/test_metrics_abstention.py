@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from eval.metrics.abstention import abstention_scores, at_threshold, choose_threshold, sweep
+from rag.eval.metrics.abstention import abstention_scores, at_threshold, choose_threshold, sweep
 
 
 def test_docstring_example():
@@ -70,7 +70,7 @@ def test_choose_threshold_falls_back_to_the_lowest_when_nothing_fits():
 
 
 def test_auroc_docstring_example_and_edges():
-    from eval.metrics.abstention import auroc
+    from rag.eval.metrics.abstention import auroc
 
     assert auroc([0.9, 0.4, 0.5], [True, True, False]) == 0.5
     assert auroc([0.9, 0.8, 0.1], [True, True, False]) == 1.0
@@ -79,7 +79,7 @@ def test_auroc_docstring_example_and_edges():
 
 
 def test_cross_validation_judges_each_question_with_a_threshold_chosen_without_it():
-    from eval.metrics.abstention import cross_validated
+    from rag.eval.metrics.abstention import cross_validated
 
     grid = [i / 100 for i in range(101)]
     # Perfectly separable scores: every fold learns a threshold between the two groups.

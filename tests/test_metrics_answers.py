@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from eval.metrics.answers import (CitationJudgement as J, citation_precision, citation_recall,
+from rag.eval.metrics.answers import (CitationJudgement as J, citation_precision, citation_recall,
                                   cites_gold, gold_citation_precision, key_fact_recall,
                                   normalise)
 

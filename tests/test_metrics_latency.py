@@ -7,7 +7,7 @@ import random
 import numpy as np
 import pytest
 
-from eval.metrics.latency import percentile, stage_summary
+from rag.eval.metrics.latency import percentile, stage_summary
 
 
 def test_docstring_example():

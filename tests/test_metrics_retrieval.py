@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from eval.metrics.retrieval import (dcg, hit_at_k, mrr_at_k, ndcg_at_k, recall_at_k, unique)
+from rag.eval.metrics.retrieval import (dcg, hit_at_k, mrr_at_k, ndcg_at_k, recall_at_k, unique)
 
 
 def test_recall_counts_the_share_of_gold_found_in_the_top_k():

@@ -156,7 +156,7 @@ def test_rag_ask_answers_through_the_server_from_the_command_line(endpoint, seed
     env.update(RAG_HOME=str(seed_home), RAG_GENERATOR="openai", RAG_OPENAI_MODEL="smollm2",
                RAG_K="2", RAG_LLM_CONTEXT_TOKENS="2048", RAG_ANSWER_TOKENS="96",
                RAG_LLM_TIMEOUT="300", HF_HUB_OFFLINE="1")
-    done = subprocess.run([sys.executable, "-m", "ui.cli", "ask", "--json", QUESTION],
+    done = subprocess.run([sys.executable, "-m", "rag.ui.cli", "ask", "--json", QUESTION],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stderr[-2000:]
     result = json.loads(done.stdout)

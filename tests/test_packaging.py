@@ -1,4 +1,5 @@
-"""The install is reproducible: every pinned dependency agrees with requirements.lock."""
+"""The install is reproducible: every pinned dependency agrees with requirements.lock, and the
+package installs every folder of the repository it needs under the one import name `rag`."""
 
 from __future__ import annotations
 
@@ -31,3 +32,14 @@ def test_pyproject_pins_match_the_lock_file():
 def test_torch_is_pinned_to_the_cpu_build_on_disk():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     assert "torch==2.13.0" in [d.split("#")[0].strip() for d in project["dependencies"]]
+
+
+def test_every_package_folder_is_installed_under_the_one_import_name_rag():
+    tool = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    folders = {"rag": "rag", **{package: folder for package, folder in tool["package-dir"].items()}}
+    listed = set(tool["packages"])
+    assert all(p == "rag" or p.startswith("rag.") for p in listed)
+    for package, folder in folders.items():
+        for init in (ROOT / folder).rglob("__init__.py"):
+            parts = init.parent.relative_to(ROOT / folder).parts
+            assert ".".join([package, *parts]) in listed, f"{init.parent} is not installed"

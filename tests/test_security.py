@@ -59,7 +59,7 @@ def files_with(key: str, folder: Path) -> list[str]:
 
 
 def run_rag(home: Path, *args: str, timeout: float = 600, **env: str):
-    return subprocess.run([sys.executable, "-m", "ui.cli", *args], cwd=ROOT, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "rag.ui.cli", *args], cwd=ROOT, capture_output=True,
                           env={**os.environ, "RAG_HOME": str(home), **env}, timeout=timeout)
 
 
@@ -145,7 +145,7 @@ def test_rag_serve_listens_on_127_0_0_1_and_its_logs_and_api_never_hold_the_key(
     with FaultServer(default="401") as server:
         env = {**os.environ, "RAG_HOME": str(copy_of_seed_home), "OPENAI_BASE_URL": server.url,
                "GRADIO_ANALYTICS_ENABLED": "False"}
-        proc = subprocess.Popen([sys.executable, "-m", "ui.cli", "serve", "--port", str(port)],
+        proc = subprocess.Popen([sys.executable, "-m", "rag.ui.cli", "serve", "--port", str(port)],
                                 cwd=ROOT, env=env, stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT)
         try:

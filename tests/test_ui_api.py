@@ -32,7 +32,7 @@ def free_port() -> int:
 
 
 def start(settings: Settings, logins=None):
-    from ui.app import build_app, launch_app
+    from rag.ui.app import build_app, launch_app
 
     demo = build_app(settings)
     port = free_port()
@@ -139,7 +139,7 @@ def test_a_burst_of_requests_is_queued_and_all_are_answered(client, api_settings
 
 
 def test_the_chat_handler_shows_progress_then_the_streamed_text_then_the_answer(api_settings):
-    from ui import chat
+    from rag.ui import chat
 
     steps = list(chat.respond(QUESTION, [], api_settings))
     assert "rag-thinking" in steps[0][0]
@@ -151,7 +151,7 @@ def test_the_chat_handler_shows_progress_then_the_streamed_text_then_the_answer(
 
 
 def test_the_chat_handler_turns_errors_into_friendly_messages(api_settings):
-    from ui import chat
+    from rag.ui import chat
 
     html, turn = list(chat.respond("   ", [], api_settings))[-1]
     assert turn is None and "rag-error" in html and "The question is empty" in html
@@ -161,7 +161,7 @@ def test_the_chat_handler_turns_errors_into_friendly_messages(api_settings):
 
 
 def test_follow_ups_are_answered_with_the_conversation(api_settings):
-    from ui import chat
+    from rag.ui import chat
 
     turns = [chat.Turn(rag.ask(QUESTION, settings=api_settings), "seeds")]
     html, turn = list(chat.respond("What pathologies do they solve?", turns, api_settings))[-1]
@@ -170,7 +170,7 @@ def test_follow_ups_are_answered_with_the_conversation(api_settings):
 
 
 def test_links_from_the_page_name_a_turn_and_a_number(api_settings):
-    from ui import chat
+    from rag.ui import chat
 
     assert chat.parse_link("c/3/2:17") == ("c", 3, 2)
     assert chat.parse_link("p/0/1:2") == ("p", 0, 1)
@@ -207,7 +207,7 @@ def test_login_is_required_when_configured(api_settings):
 
 
 def test_logins_come_from_user_password_or_a_file(tmp_path):
-    from ui.launch import parse_auth, resolve_auth
+    from rag.ui.launch import parse_auth, resolve_auth
 
     assert parse_auth("ann:pa:ss") == [("ann", "pa:ss")]
     path = tmp_path / "logins"
@@ -229,7 +229,7 @@ def test_logins_come_from_user_password_or_a_file(tmp_path):
                                             ("0.0.0.0", False), ("192.168.1.5", False),
                                             ("example.org", False)])
 def test_only_loopback_hosts_are_served_without_a_login(host, loopback):
-    from ui.launch import check_exposure, is_loopback
+    from rag.ui.launch import check_exposure, is_loopback
 
     assert is_loopback(host) is loopback
     if loopback:
@@ -242,7 +242,7 @@ def test_only_loopback_hosts_are_served_without_a_login(host, loopback):
 
 
 def test_serve_refuses_a_public_host_without_login_before_doing_anything(monkeypatch):
-    from ui import app, launch
+    from rag.ui import app, launch
 
     called = []
     monkeypatch.setattr(launch, "ensure_index", lambda *a, **k: called.append(1))
@@ -252,7 +252,7 @@ def test_serve_refuses_a_public_host_without_login_before_doing_anything(monkeyp
 
 
 def test_generator_availability_says_why_a_choice_is_unavailable():
-    from ui.availability import generator_status
+    from rag.ui.availability import generator_status
 
     status = generator_status({})
     assert status["extractive"].available and status["auto"].available
@@ -276,7 +276,7 @@ def serve_process(home: Path, port: int, log: Path) -> subprocess.Popen:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("RAG_", "OPENAI_"))}
     env.update(RAG_HOME=str(home), GRADIO_ANALYTICS_ENABLED="False", HF_HUB_OFFLINE="1",
                PYTHONUNBUFFERED="1")
-    return subprocess.Popen([sys.executable, "-m", "ui.cli", "serve", "--port", str(port)],
+    return subprocess.Popen([sys.executable, "-m", "rag.ui.cli", "serve", "--port", str(port)],
                             cwd=ROOT, env=env, stdout=log.open("w"), stderr=subprocess.STDOUT)
 
 

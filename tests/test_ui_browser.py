@@ -55,7 +55,7 @@ def app_settings(seed_home, tmp_path_factory) -> Settings:
 
 @pytest.fixture(scope="module")
 def server(app_settings):
-    from ui.app import build_app, launch_app
+    from rag.ui.app import build_app, launch_app
 
     demo = build_app(app_settings)
     _, url = launch_app(demo, app_settings, "127.0.0.1", free_port(), block=False, quiet=True)
@@ -135,7 +135,7 @@ def plain(text: str) -> str:
 
 
 def test_the_page_loads_offline_with_example_questions(page):
-    from ui.app import EXAMPLES
+    from rag.ui.app import EXAMPLES
 
     assert page.title() == "ICML 2024 Abstracts \u00b7 Ask"
     for q in EXAMPLES:

@@ -9,8 +9,8 @@ import pytest
 from rag.answer.prompts import CANNOT_ANSWER
 from rag.types import Answer, AnswerSentence, Citation, Paper, Passage
 from rag.documents import Added, Skipped, UploadReport
-from ui import markup, render
-from ui.corpus_view import search_papers
+from rag.ui import markup, render
+from rag.ui.corpus_view import search_papers
 
 ABSTRACT = ("We study embeddings in $\\mathbb{R}^d$. Our method, *FastMap*, is **twice** as fast. "
             "It uses a_b_c identifiers and costs $5 and $10 to run.")

@@ -106,7 +106,7 @@ def cmd_serve(args) -> int:
 
 
 def cmd_eval(args) -> int:
-    from eval.run import main as eval_main
+    from rag.eval.run import main as eval_main
 
     return eval_main(args)
 
@@ -149,7 +149,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("eval", help="run the answer-quality evals")
     try:
-        from eval.run import add_arguments
+        from rag.eval.run import add_arguments
     except ImportError:
         add_arguments = None
     if add_arguments:

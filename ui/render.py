@@ -2,7 +2,7 @@
 
 Every function takes plain data (an `Answer`, a `Paper`, strings) and returns a string; nothing
 here imports gradio or touches the index, so it is unit-tested directly. Text goes through
-`ui.markup` (escaped, emphasis and math kept); `[n]` markers become links `#rag:c/<turn>/<n>`
+`rag.ui.markup` (escaped, emphasis and math kept); `[n]` markers become links `#rag:c/<turn>/<n>`
 that the page's script turns into "show source n of answer <turn>".
 """
 

@@ -2,7 +2,7 @@
 
 Each answer sentence comes with one `CitationJudgement` per citation it carries: whether the
 cited paper is a gold paper, and whether the cited quote supports the sentence (decided by the
-caller, in `eval.observe`, with the pipeline's own lexical support check). Then:
+caller, in `rag.eval.observe`, with the pipeline's own lexical support check). Then:
 
 - citation precision: over all (sentence, citation) pairs, the share whose citation points at a
   gold paper or whose quote supports the sentence (ALCE counts a citation as precise when it

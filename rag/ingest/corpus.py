@@ -21,8 +21,17 @@ from ..text import slug
 from ..types import Paper
 from .readers import load_document, load_jsonl, load_seed_file, normalise
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-SEEDS_DIR = Path(os.environ.get("RAG_SEEDS_DIR", REPO_ROOT / "seeds"))
+
+def _seeds_dir() -> Path:
+    """The shipped seeds (package data of `rag.seeds`), or the folder RAG_SEEDS_DIR names."""
+    if os.environ.get("RAG_SEEDS_DIR"):
+        return Path(os.environ["RAG_SEEDS_DIR"])
+    from importlib.resources import files
+
+    return Path(str(files("rag.seeds")))
+
+
+SEEDS_DIR = _seeds_dir()
 BUILTIN = {"seeds": SEEDS_DIR, "icml2024": SEEDS_DIR / "icml2024.jsonl"}
 TEXT_SUFFIXES = {".txt", ".md", ".markdown"}
 DOC_SUFFIXES = TEXT_SUFFIXES | {".jsonl", ".pdf"}

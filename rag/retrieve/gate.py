@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ..types import Passage
 
-# Calibrated with `python -m eval.calibrate` on the seed question set (default settings, hybrid
+# Calibrated with `python -m rag.eval.calibrate` on the seed question set (default settings, hybrid
 # z-score fusion, k=5; 2026-12-02). Rule: the highest abstention recall with false abstention on
 # answerable questions at or under 5%, taking the middle of the tied range. Measured:
 #   0.35: abstains on 9/23 unanswerable (recall 0.391), 3/81 answerable (0.037)
