@@ -114,6 +114,14 @@ def test_rag_ask_json_prints_exactly_the_documented_shape(seed_home):
     assert [p["rank"] for p in data["passages"]] == list(range(1, len(data["passages"]) + 1))
 
 
+def test_rag_ask_prints_the_extractive_answer_once(seed_home, seed_settings):
+    answer = rag.ask(GP_QUESTION, settings=seed_settings)
+    out = _cli("ask", GP_QUESTION, home=seed_home)
+    assert out.returncode == 0, out.stderr
+    assert answer.generator == "extractive" and answer.text in out.stdout
+    assert (out.stdout + out.stderr).count(answer.text) == 1
+
+
 def test_cli_errors_are_one_line_messages_without_a_traceback(tmp_path):
     out = _cli("ask", "anything", home=tmp_path / "empty-home")
     assert out.returncode == 1

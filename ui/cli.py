@@ -1,4 +1,7 @@
-"""The `rag` command: index, ask, papers, serve, eval. Errors become one-line messages."""
+"""The `rag` command: index, ask, papers, serve, eval. Errors become one-line messages.
+
+It sits at the edge, beside the UI: it imports the library, and dispatches `serve` to
+`rag.ui.app` and `eval` to `rag.eval.run` only when those commands run."""
 
 from __future__ import annotations
 
@@ -74,16 +77,22 @@ def cmd_ask(args) -> int:
         answer = rag.ask(question, settings=settings)
         print(json.dumps(answer.to_dict(), ensure_ascii=False, indent=1))
         return 0
+    from rag.factory import generator_name
+
+    from .export import answer_to_text
+
+    # An LLM's tokens are shown on stderr as they come (it takes seconds); the checked answer,
+    # with its citations, then goes to stdout. The extractive answer is only printed once.
+    stream = generator_name(settings) != "extractive"
     answer = None
     for event in rag.ask_stream(question, settings=settings):
         if isinstance(event, str):
-            if settings.generator != "extractive":
+            if stream:
                 print(event, end="", flush=True, file=sys.stderr)
         else:
             answer = event
-    if settings.generator != "extractive":
+    if stream:
         print(file=sys.stderr)
-    from .export import answer_to_text
 
     print(answer_to_text(answer))
     return 0
@@ -106,9 +115,11 @@ def cmd_serve(args) -> int:
 
 
 def cmd_eval(args) -> int:
-    from rag.eval.run import main as eval_main
+    from rag.eval.run import add_arguments, main as eval_main
 
-    return eval_main(args)
+    parser = _Parser(prog="rag eval", description="Run the answer-quality evals.")
+    add_arguments(parser)
+    return eval_main(parser.parse_args(args.eval_args))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -147,20 +158,19 @@ def build_parser() -> argparse.ArgumentParser:
                    help="allow a non-local --host without a login (not recommended)")
     p.set_defaults(func=cmd_serve)
 
-    p = sub.add_parser("eval", help="run the answer-quality evals")
-    try:
-        from rag.eval.run import add_arguments
-    except ImportError:
-        add_arguments = None
-    if add_arguments:
-        add_arguments(p)
+    # Its arguments (and --help) are rag.eval.run's own, parsed by cmd_eval.
+    p = sub.add_parser("eval", help="run the answer-quality evals", add_help=False)
     p.set_defaults(func=cmd_eval)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, rest = parser.parse_known_args(argv)
+    if args.command == "eval":
+        args.eval_args = rest
+    elif rest:
+        parser.error(f"unrecognized arguments: {' '.join(rest)}")
     try:
         return args.func(args)
     except RagError as exc:
