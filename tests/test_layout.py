@@ -8,6 +8,10 @@ may import anything. No module grows past LINE_LIMIT lines.
 from __future__ import annotations
 
 import ast
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 from conftest import ROOT
@@ -92,3 +96,18 @@ def test_the_rule_is_checked_on_the_real_tree():
     assert rank("rag.models.embedders") < rank("rag.ingest.corpus") < rank("rag.index.store") \
         < rank("rag.retrieve.gate") < rank("rag.answer.local") < rank("rag.check.reply") \
         < rank("rag.pipeline") < rank("rag.ui.cli")
+
+
+def test_the_library_loads_no_ui_eval_or_bench_module(seed_home, tmp_path):
+    code = ("import json, sys, rag\n"
+            f"answer = rag.ask('Which kernels avoid mean reversion?', home={str(seed_home)!r})\n"
+            "print(json.dumps([answer.generator, sorted(sys.modules)]))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
+                         text=True, timeout=600, env={**os.environ, "RAG_HOME": str(seed_home)})
+    assert out.returncode == 0, out.stderr
+    generator, loaded = json.loads(out.stdout.splitlines()[-1])
+    assert generator == "extractive" and "rag.pipeline" in loaded
+    edges = [m for m in loaded if m.split(".")[:2] in (["rag", "ui"], ["rag", "eval"],
+                                                       ["rag", "bench"])
+             or m.split(".")[0] in ("ui", "bench")]
+    assert edges == []
