@@ -38,15 +38,15 @@ def signals(dataset, settings) -> list[dict]:
     from rag import factory
     from rag.retrieve.gate import relevance
     from rag.pipeline import prepare_question
+    from rag.progress import ProgressBar
     from rag.text import coverage
-
-    from .run import _bar
 
     embedder = factory.embedder(settings)
     retriever = factory.retriever(settings)
     vectors: dict[str, np.ndarray] = {}  # sentences recur across questions: embed each once
     out = []
-    bar = _bar(len(dataset.questions), "questions", sys.stderr.isatty())
+    bar = ProgressBar("questions", unit="q", total=len(dataset.questions),
+                      enabled=sys.stderr.isatty(), leave=False)
     for q in dataset.questions:
         text, _ = prepare_question(q.question, settings)
         passages = retriever.retrieve(text, settings.k, settings.max_per_paper)
@@ -56,7 +56,7 @@ def signals(dataset, settings) -> list[dict]:
             vectors.update(zip(new, embedder.embed(new)))
         qvec = embedder.embed([text])[0]
         cos = [float(vectors[t] @ qvec) for t in sents]
-        bar.update(1)
+        bar.advance()
         out.append({"id": q.id, "type": q.type, "answerable": q.answerable,
                     "max_cosine": relevance(passages),
                     "sentence_cosine": max(cos, default=0.0),

@@ -20,8 +20,9 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
+from rag.progress import ProgressBar
 from rag.settings import GENERATORS, RETRIEVERS, Settings
 
 from .configs import Config, make_configs, parse_grid
@@ -68,30 +69,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
 
 
-def _bar(total: int, desc: str, enabled: bool):
-    from tqdm import tqdm
-
-    return tqdm(total=total, desc=desc, unit="q", file=sys.stderr, disable=not enabled,
-                dynamic_ncols=True, leave=False)
-
-
-def index_progress(enabled: bool = True) -> Callable[[int, int], None] | None:
+def index_progress(enabled: bool = True) -> ProgressBar | None:
     """A (done, total) callback drawing an embedding progress bar, or None."""
-    if not enabled:
-        return None
-    bar = None
-
-    def update(done: int, total: int) -> None:
-        nonlocal bar
-        if bar is None:
-            bar = _bar(total, "embedding", True)
-            bar.unit = "chunk"
-        bar.n = done
-        bar.refresh()
-        if done >= total:
-            bar.close()
-
-    return update
+    return ProgressBar("embedding") if enabled else None
 
 
 def ensure_index(settings: Settings, progress: bool = True):
@@ -121,7 +101,8 @@ def run(dataset: Dataset, configs: Sequence[Config], *, use_cache: bool = True,
                          judge=judge.model if judged else "")
         cache = RowCache(s.home_path / "eval-cache" if use_cache else None, key)
         rows = []
-        bar = _bar(len(dataset.questions), config.name, progress)
+        bar = ProgressBar(config.name, unit="q", total=len(dataset.questions), enabled=progress,
+                          leave=False)
         for q in dataset.questions:
             record = cache.get(q.question)
             cached = record is not None
@@ -131,7 +112,7 @@ def run(dataset: Dataset, configs: Sequence[Config], *, use_cache: bool = True,
                     record["judge"] = judge(q.question, q.reference_answer, record["answer"])
                 cache.put(q.question, record)
             rows.append(_row(q, config, record, cached))
-            bar.update(1)
+            bar.advance()
         bar.close()
         result.rows[config.name] = rows
         summary = summarize(rows)

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Mapping, TextIO
 
 from rag.errors import ConfigError, IndexCorruptError, IndexNotFoundError
+from rag.progress import ProgressBar
 from rag.settings import Settings
 
 AUTH_ENV = "RAG_UI_AUTH"
@@ -78,23 +79,6 @@ def check_exposure(host: str, logins: list | None, no_auth: bool) -> None:
                           f"pass --no-auth if you really mean it")
 
 
-def _bar(out: TextIO):
-    from tqdm import tqdm
-
-    bar = None
-
-    def update(done: int, total: int) -> None:
-        nonlocal bar
-        if bar is None:
-            bar = tqdm(total=total, desc="embedding", unit="chunk", file=out, dynamic_ncols=True)
-        bar.n = done
-        bar.refresh()
-        if done >= total:
-            bar.close()
-
-    return update
-
-
 def ensure_index(settings: Settings, out: TextIO = sys.stderr) -> bool:
     """Open the corpus's index, building it first if it is missing; True when it was built."""
     from rag import factory
@@ -107,7 +91,8 @@ def ensure_index(settings: Settings, out: TextIO = sys.stderr) -> bool:
         pass
     print(f"rag serve: building the index of corpus {settings.corpus!r} (once; later starts "
           f"reuse it) ...", file=out, flush=True)
-    report = reindex(settings, settings.corpus, progress=_bar(out))
+    with ProgressBar("embedding", file=out) as bar:  # closed on an error too: its own line
+        report = reindex(settings, settings.corpus, progress=bar)
     print(f"rag serve: {report.summary()}", file=out, flush=True)
     factory.index(settings)
     return True
