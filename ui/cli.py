@@ -11,6 +11,7 @@ import sys
 from typing import Sequence
 
 from rag.errors import RagError
+from rag.progress import ProgressBar
 from rag.settings import GENERATORS, RETRIEVERS, Settings
 
 
@@ -31,39 +32,12 @@ def _settings(args: argparse.Namespace) -> Settings:
     return Settings.load(**{k: v for k, v in overrides.items() if v is not None})
 
 
-class _ProgressBar:
-    """A tqdm bar on stderr, created on the first update; `close()` ends its line, so an error
-    printed after it starts on a line of its own."""
-
-    def __init__(self, desc: str):
-        self.desc, self.bar = desc, None
-
-    def __call__(self, done: int, total: int) -> None:
-        from tqdm import tqdm
-
-        if self.bar is None:
-            self.bar = tqdm(total=total, desc=self.desc, unit="chunk", file=sys.stderr,
-                            dynamic_ncols=True)
-        self.bar.n = done
-        self.bar.refresh()
-        if done >= total:
-            self.close()
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.close()
-            self.bar = None
-
-
 def cmd_index(args) -> int:
     import rag
 
     settings = _settings(args)
-    bar = _ProgressBar("embedding")
-    try:
+    with ProgressBar("embedding") as bar:
         report = rag.index_corpus(settings.corpus, settings, progress=bar, rebuild=args.rebuild)
-    finally:
-        bar.close()
     print(report.summary())
     return 0
 
