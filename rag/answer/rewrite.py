@@ -2,6 +2,14 @@
 
 "What data did they use?" after "Which paper studies X?" is retrieved as "Which paper studies
 X? What data did they use?", or as the LLM's own rewrite when an LLM generator is configured.
+
+A question is a follow-up only when it leans on the conversation (`leans_on_conversation`):
+a pronoun standing for something said before ("they", "it", "their"), a demonstrative without
+its noun or with a generic one ("this", "these methods", "that paper"), a definite reference
+("the paper", "the authors", "the second one"), or an ellipsis ("and the second one?", "what
+about images?", "why?"). A relative "that" ("methods that reduce memory"), a short but complete
+question ("Which papers use LoRA?") or an expletive "it" ("is it possible to ...") stand alone.
+It does not resolve what a pronoun refers to: the whole previous question is borrowed.
 """
 
 from __future__ import annotations
@@ -13,14 +21,51 @@ from ..errors import GeneratorError
 from ..text import clean_question, content_terms
 from . import Generator, History
 
-_FOLLOW_UP = re.compile(r"\b(they|them|their|it|its|this|that|these|those|the paper|the method|"
-                        r"the authors|the model|same|above|previous|mentioned)\b", re.I)
+_GENERIC = (r"(?:papers?|works?|methods?|approach(?:es)?|models?|ones?|results?|datasets?|"
+            r"techniques?|ideas?|algorithms?|frameworks?|stud(?:y|ies)|authors?|findings?|"
+            r"benchmarks?|systems?|tasks?|experiments?|claims?)")
+_LEANS = [re.compile(p, re.I) for p in (
+    # personal and possessive pronouns (an expletive "it is possible/hard/..." excepted)
+    r"\b(?:they|them|their|theirs|he|she|his|him|its)\b",
+    r"(?<!\bis )\bit\b(?!\s+(?:is|was|be)\s+(?:possible|hard|easy|true|feasible|known|"
+    r"necessary|difficult|common|useful)\b)",
+    # demonstratives with no noun, or with a generic one
+    rf"\b(?:this|these|those|such)\s+{_GENERIC}\b",
+    r"\bthat\s+(?:paper|method|approach|model|one|dataset|technique|idea|algorithm|framework|"
+    r"benchmark|system)\b",
+    r"\b(?:this|these|those)\s*(?:[?.!,]|$)",
+    r"\b(?:does|do|did|is|was|would|can|could|will)\s+that\b",
+    r"\b(?:this|these|those)\s+(?:is|are|was|were|do|does|did|can|could|would|have|has|mean|"
+    r"means|work|works|use|uses|compare|differ|scale|handle)\b",
+    r"(?:^|\b(?:about|of|for|with|does|do|did|is|was|explain|like)\s+)that\s*[?.!]*$",
+    r"^that\b",
+    # definite references to something said before
+    rf"\bthe\s+(?:(?:first|second|third|fourth|fifth|last|other|former|latter|same|above|"
+    rf"previous|mentioned)\s+)?(?:paper|papers|authors|method|approach|work|study|one|ones)\b"
+    rf"(?!\s+(?:of|on|about|by|that|which|called|named|titled)\b)",
+    r"\b(?:former|latter|aforementioned|previous(?:ly)?|mentioned|above)\b",
+    # ellipsis
+    r"^(?:and|but|also|so|or|then)\b",
+    r"^(?:what|how)\s+about\b",
+    r"^(?:why|how|how so|really|what else|which one|examples?|details?|more|any others?)\s*"
+    r"[?.!]*$",
+    r"\b(?:tell me more|more details|elaborate|say more|explain further|go on)\b")]
+
+
+def leans_on_conversation(question: str) -> bool:
+    """Does the question need the conversation to be understood (module doc)?
+
+    Example: "What data did they use?" -> True; "Which papers propose methods that reduce
+    memory?" -> False."""
+    text = clean_question(question)
+    if not content_terms(text) and re.search(r"[^\W\d_]", text):
+        return True  # only function words: "why?", "and then?", "which one?"
+    return any(p.search(text) for p in _LEANS)
 
 
 def is_follow_up(question: str, history: History) -> bool:
     """Does `question` lean on the conversation ('what data did they use?', 'and the second?')."""
-    return bool(history) and (bool(_FOLLOW_UP.search(question))
-                              or len(content_terms(question)) <= 2)
+    return bool(history) and leans_on_conversation(question)
 
 
 def rewrite_query(question: str, history: History) -> str:

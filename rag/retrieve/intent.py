@@ -1,0 +1,178 @@
+"""What a question asks for, read before anything is retrieved; pure functions, no index.
+
+`understand(question)` -> `Intent(kind, query, ...)`, where kind is one of
+- "person":  papers of a named author ("papers by X", "what did X present?", "X's work on Y",
+             "Which papers did X publish at ICML 2024?"); `person` and `topic` are filled;
+- "compare": two named things set against each other ("how does X differ from Y?", "X vs Y");
+             `named` holds both, as written;
+- "list":    several papers ("which papers...", "best/recent/any work on...", "papers
+             about...", "show me..."); `query` is the topic alone;
+- "fact":    anything else, about one paper or one finding.
+`query` is what retrieval searches: the question without the words that describe the request
+or the conference rather than the topic ("ICML 2024", "papers", "best", "show me").
+Whether a person or a title really is in the corpus is decided later, against the index.
+
+Examples:
+    understand("What are the best papers on mixture of experts at ICML 2024?")
+        -> Intent(kind="list", query="mixture of experts")
+    understand("Sergey Levine's work on offline RL")
+        -> Intent(kind="person", query="offline RL", person="Sergey Levine", topic="offline RL")
+    understand("How does Genie differ from DsDm?") -> Intent(kind="compare", named=("Genie", "DsDm"))
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+KINDS = ("person", "compare", "list", "fact")
+
+
+@dataclass(frozen=True)
+class Intent:
+    kind: str  # one of KINDS
+    query: str  # what retrieval searches
+    person: str = ""  # "person": the name as written
+    topic: str = ""  # "person": the topic that restricts the list ("X's work on Y"), if any
+    named: tuple[str, ...] = ()  # "compare": the two things compared, as written
+    strong: bool = False  # "person": the wording leaves no doubt that a person is meant
+    describe: bool = False  # asks what a paper is about as a whole ("what is X about?")
+
+
+_I = re.I
+_CONFERENCE = re.compile(
+    r"\s*\b(?:(?:at|from|in|of|for|during|to)\s+)?(?:the\s+)?icml(?:\s*['’]?\s*(?:20)?24)?"
+    r"(?:\s+(?:conference|proceedings))?\b|\s*\b(?:(?:at|from|in)\s+)?(?:this|the)\s+"
+    r"(?:year'?s\s+)?conference\b|\s*\b(?:this|last)\s+year\b", _I)
+_OPENER = re.compile(
+    r"^(?:please|can you|could you|would you|i'?m|i am|i want(?: to (?:see|find|know about|"
+    r"read))?|i'?d like(?: to see)?|show(?: me)?|tell me about|give me|list(?: all| me)?|"
+    r"find(?: me)?|recommend|suggest|looking for|search for|are there|is there|what are|"
+    r"which are|what|which|name|any|some|all|the|a few|a|most|best|top|\d+|recent|latest|new|"
+    r"newest|interesting|good|great|notable|important|influential|relevant|key|popular|cool|"
+    r"exciting|novel|and)(?=[\s,]|$)[\s,]*", _I)
+_REQUEST_NOUN = re.compile(r"\b(?:papers?|works?|research|studies|articles?|publications?|"
+                           r"abstracts?|posters?|contributions?)\b", _I)
+_CONNECTOR = re.compile(
+    r"^(?:that|which|who|to|study|use|using|propose|address|tackle|investigate|consider|"
+    r"explore|discuss|examine|focus on|deal with|(?:are|is) about|about|on|in|regarding|"
+    r"related to|concerning|with|for|of|from|at|covering|cover|do|did|does|have|has|are|is|"
+    r"talk about|look at|around|there)(?=\s|$)\s*", _I)
+_TRAILER = re.compile(r"[\s,]*\b(?:from|at|in|on|of|for|please|and|or)?[\s?.!,]*$", _I)
+_LIST = [re.compile(p, _I) for p in (
+    r"\b(?:papers|works|studies|articles|publications|abstracts|posters)\b",
+    r"^(?:any|some|recent|best|top|latest|new|show|list|find|recommend|suggest)\b.*\b(?:work|"
+    r"research|paper)\b",
+    r"^(?:list|show me|recommend|suggest)\b",
+    r"\b(?:which|what)\b.{0,40}\b(?:methods|approaches|techniques|models|algorithms)\b")]
+_DESCRIBE = re.compile(r"\b(?:what\s+is\s+.+\babout|what'?s\s+.+\babout|summari[sz]e|summary|"
+                       r"tell me about|what\s+does\s+.+\bdo|what\s+problem|overview|explain)\b",
+                       _I)
+
+_NAME = r"(?P<name>[^\W\d_][\w'’\-]*\.?(?:\s+[^\W\d_][\w'’\-]*\.?){0,4}?)"
+_TOPIC = r"(?:\s+(?:about|on|in|regarding|related to|concerning)\s+(?P<topic>.+))?"
+_NOUNS = r"(?:papers?|works?|publications?|research|contributions?|articles?)"
+_PERSON = [(re.compile(p, _I), strong) for p, strong in (
+    (rf"\b{_NOUNS}\s+(?:by|from|of)\s+{_NAME}{_TOPIC}$", True),
+    (rf"\b(?:authored|written|co-?authored|presented|published)\s+by\s+{_NAME}{_TOPIC}$", True),
+    (rf"(?:^|\s){_NAME}['’]s?\s+{_NOUNS}{_TOPIC}$", True),
+    (rf"\bis\s+{_NAME}\s+(?:an?\s+)?(?:author|co-?author)\b", True),
+    (rf"\b{_NOUNS}\s+(?:with|where|that)\s+{_NAME}\s+(?:as|is)\s+(?:an?\s+)?(?:co-?)?author",
+     True),
+    (rf"^(?:which|what)\s+(?:{_NOUNS}\s+)?(?:did|has|have)\s+{_NAME}\s+(?:publish|present|"
+     rf"write|author|co-?author|submit|have|show|got|contribute)\w*{_TOPIC}$", False),
+    (rf"^(?:which|what)\s+{_NOUNS}\s+does\s+{_NAME}\s+(?:have|author|co-?author)\b{_TOPIC}$",
+     False))]
+_COMPARE = [re.compile(p, _I) for p in (
+    r"^(?:how|in what ways?|in which ways?)\s+(?:does|do|is|are)\s+(?P<a>.+?)\s+"
+    r"(?:differ|different)\s+from\s+(?P<b>.+)$",
+    r"\bdifferences?\s+between\s+(?P<a>.+?)\s+and\s+(?P<b>.+)$",
+    r"^compare\s+(?P<a>.+?)\s+(?:and|with|to|vs\.?|versus)\s+(?P<b>.+)$",
+    r"^(?:how\s+(?:does|do|is|are)\s+)?(?P<a>.+?)\s+compare[sd]?\s+(?:to|with|against)\s+"
+    r"(?P<b>.+)$",
+    r"^(?P<a>.+?)\s+(?:vs\.?|versus)\s+(?P<b>.+)$")]
+# Words that are never (part of) a person's name in a question.
+_NOT_NAME = frozenset(
+    "the a an this that these those it they them he she his her their its paper papers work "
+    "works authors author method methods model models approach people researchers team group "
+    "someone anyone you we i me my our your who what which all any some each other others same "
+    "first second last new recent best show list find tell give see about of on me".split())
+
+
+def without_conference(text: str) -> str:
+    """`text` without mentions of the conference. Example: "Papers on X at ICML 2024?" ->
+    "Papers on X?"."""
+    out = _CONFERENCE.sub("", text)
+    return re.sub(r"\s+([?.!,])", r"\1", re.sub(r"\s{2,}", " ", out)).strip()
+
+
+def topic_of(text: str) -> str:
+    """The topic of a list request. Example: "I'm looking for the most interesting mixture of
+    experts papers from ICML 2024" -> "mixture of experts"."""
+    out = without_conference(text).strip(" ?.!")
+    for pattern in (_OPENER, None, _CONNECTOR):
+        for _ in range(8):
+            if pattern is None:
+                out = re.sub(r"\s{2,}", " ", _REQUEST_NOUN.sub(" ", out)).strip()
+                break
+            new = pattern.sub("", out, count=1)
+            if new == out:
+                break
+            out = new
+    out = _TRAILER.sub("", out).strip(" ,")
+    return out if len(out) > 1 else without_conference(text)
+
+
+def person_in(question: str) -> tuple[str, str, bool] | None:
+    """(name, topic, strong) when the question asks for a person's papers, else None."""
+    text = without_conference(question).strip(" ?.!")
+    for pattern, strong in _PERSON:
+        m = pattern.search(text)
+        if not m:
+            continue
+        words = m.group("name").split()
+        while words and words[0].lower().strip(".") in _NOT_NAME:
+            words.pop(0)  # "Show me L. Yin's papers" -> "L. Yin"
+        if 1 <= len(words) <= 4 and not any(w.lower().strip(".'’") in _NOT_NAME for w in words):
+            topic = (m.groupdict().get("topic") or "").strip(" ?.!")
+            return " ".join(words).rstrip("'’"), topic, strong
+    return None
+
+
+def compared(question: str) -> tuple[str, str] | None:
+    """The two things a comparison question names, as written, or None."""
+    text = without_conference(question).strip(" ?.!")
+    for pattern in _COMPARE:
+        m = pattern.search(text)
+        if m:
+            a, b = (_bare(m.group(g)) for g in ("a", "b"))
+            if a and b and a.lower() not in _NOT_NAME and b.lower() not in _NOT_NAME:
+                return a, b
+    return None
+
+
+def _bare(name: str) -> str:
+    """'the Genie paper' -> 'Genie'."""
+    name = re.sub(r"^(?:the|a)\s+|\s+(?:paper|method|model|approach)$", "", name.strip(), flags=_I)
+    return re.sub(r"^(?:paper|method|model)\s+", "", name.strip(" \"'“”?"), flags=_I)
+
+
+def is_list(question: str) -> bool:
+    """Does the question ask for several papers? Example: "any recent work on X?" -> True."""
+    text = without_conference(question)
+    return any(p.search(text) for p in _LIST)
+
+
+def understand(question: str) -> Intent:
+    """The kind of the question and the query to search (module doc)."""
+    describe = bool(_DESCRIBE.search(question))
+    person = person_in(question)
+    if person:
+        name, topic, strong = person
+        return Intent("person", topic or name, person=name, topic=topic, strong=strong)
+    pair = compared(question)
+    if pair:
+        return Intent("compare", without_conference(question), named=pair)
+    if is_list(question):
+        return Intent("list", topic_of(question))
+    return Intent("fact", without_conference(question) or question, describe=describe)
