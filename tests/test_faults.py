@@ -295,3 +295,124 @@ def test_an_injected_write_failure_keeps_the_old_index_usable(tmp_path, embedder
     report = build_index(settings, embedder, store_for(settings))
     assert report.papers == 30
     assert_complete_and_consistent(home, corpus)
+
+
+# -- what a failing store says: only real damage suggests a rebuild ----------------------------
+
+def _api_change(real):
+    """`real`, as if chromadb's API had changed under us: every call is a TypeError."""
+    def changed(self, *args, **kwargs):
+        return real(self, *args, include_distances=True, **kwargs)
+
+    changed.__qualname__ = real.__qualname__
+    return changed
+
+
+def test_a_chromadb_api_change_is_reported_as_a_bug_not_as_a_damaged_index(
+        copy_of_seed_home, embedder, monkeypatch, capsys):
+    import chromadb.api.models.Collection as chroma_collection
+
+    import rag
+    from rag import factory
+    from rag.errors import IndexCorruptError, RagError
+    from rag.ui.cli import main
+
+    factory._embedders[("minilm", "")] = embedder
+    monkeypatch.setenv("RAG_HOME", str(copy_of_seed_home))
+    monkeypatch.setattr(chroma_collection.Collection, "query",
+                        _api_change(chroma_collection.Collection.query))
+    before = sorted(p.name for p in copy_of_seed_home.rglob("*"))
+    with pytest.raises(RagError) as err:
+        rag.ask("Which kernels avoid mean reversion in Gaussian process regression?",
+                home=str(copy_of_seed_home), retriever="dense", generator="extractive")
+    message = str(err.value)
+    assert not isinstance(err.value, IndexCorruptError)
+    assert "chromadb raised TypeError: " in message and "in Collection.query" in message
+    assert "not a damaged index" in message and "rebuild" not in message
+    assert main(["ask", "--retriever", "dense", "Which kernels avoid mean reversion?"]) == 1
+    line = capsys.readouterr().err.strip()
+    assert line.startswith("rag: error: chromadb raised TypeError") and "\n" not in line
+    assert "rebuild" not in line
+    assert sorted(p.name for p in copy_of_seed_home.rglob("*")) == before
+
+
+def test_rebuild_does_not_set_aside_or_delete_an_index_that_failed_for_another_reason(
+        copy_of_seed_home, embedder, monkeypatch):
+    from chromadb.api.client import Client
+
+    import rag
+    from rag import factory
+    from rag.errors import IndexCorruptError, RagError
+    from rag.index.build import build_index
+    from rag.settings import Settings
+
+    factory._embedders[("minilm", "")] = embedder
+    settings = Settings.load(home=str(copy_of_seed_home), env={})
+    monkeypatch.setattr(Client, "delete_collection", _api_change(Client.delete_collection))
+    with pytest.raises(RagError) as err:
+        build_index(settings, embedder, factory.store(settings), "seeds", rebuild=True)
+    assert not isinstance(err.value, IndexCorruptError)
+    assert "deleting collection" in str(err.value) and "not a damaged index" in str(err.value)
+    monkeypatch.undo()
+    assert not [p for p in copy_of_seed_home.iterdir() if ".damaged-" in p.name]
+    factory.forget_index(settings)
+    answer = rag.ask("Which kernels avoid mean reversion in Gaussian process regression?",
+                     settings=settings, generator="extractive")
+    assert answer.citations, "the index was left as it was"
+
+
+@pytest.mark.parametrize("exc, kind, needles", [
+    (RuntimeError("error returned from database: (code: 11) database disk image is malformed"),
+     "corrupt", ["is damaged", "rag index --rebuild"]),
+    (RuntimeError("error returned from database: (code: 26) file is not a database"),
+     "corrupt", ["is damaged", "rag index --rebuild"]),
+    (FileNotFoundError(errno.ENOENT, "No such file or directory", "STORE/seg/header.bin"),
+     "corrupt", ["is damaged", "rag index --rebuild"]),
+    (TypeError("get_or_create_collection() got an unexpected keyword argument 'configuration'"),
+     "bug", ["chromadb raised TypeError", "in opening", "incompatible chromadb version",
+             "not a damaged index", "left as it is"]),
+    (AttributeError("'Collection' object has no attribute 'upsert'"),
+     "bug", ["chromadb raised AttributeError", "not a damaged index"]),
+    (RuntimeError("database is locked"), "other",
+     ["chromadb failed in opening", "database is locked", "left as it is"]),
+    (PermissionError(errno.EACCES, "Permission denied", "STORE/chroma.sqlite3"), "other",
+     ["chromadb failed", "Permission denied"]),
+    (BaseException("called `Result::unwrap()` on an `Err` value"), "other",
+     ["chromadb failed", "unwrap"]),  # a Rust panic: not proof of damage
+])
+def test_only_evidence_of_damage_suggests_a_rebuild(tmp_path, exc, kind, needles):
+    from rag.errors import IndexCorruptError, RagError, StoreUnavailableError
+    from rag.index.store_errors import store_error
+
+    store = tmp_path / "chroma"
+    if isinstance(exc, OSError) and exc.filename:
+        exc.filename = exc.filename.replace("STORE", str(store))
+    err = store_error(exc, "", store, "opening collection 'seeds'")
+    assert isinstance(err, RagError)
+    assert isinstance(err, IndexCorruptError) == (kind == "corrupt")
+    assert ("rebuild" in str(err)) == (kind == "corrupt"), str(err)
+    if kind == "corrupt":
+        assert err.unreadable and str(store) in str(err)
+    if kind == "other":
+        assert isinstance(err, StoreUnavailableError)
+    for needle in needles:
+        assert needle in str(err), str(err)
+
+
+def test_a_file_missing_outside_the_store_is_not_damage(tmp_path):
+    from rag.errors import IndexCorruptError
+    from rag.index.store_errors import store_error
+
+    exc = FileNotFoundError(errno.ENOENT, "No such file or directory", "/etc/missing.conf")
+    assert not isinstance(store_error(exc, "", tmp_path / "chroma"), IndexCorruptError)
+
+
+def test_a_server_error_names_the_server_and_never_suggests_a_local_rebuild():
+    from rag.errors import StoreUnavailableError
+    from rag.index.store_errors import store_error
+
+    err = store_error(ValueError("Could not connect to a Chroma server. Are you sure it is "
+                                 "running?"), "http://127.0.0.1:9", None, "connecting")
+    assert isinstance(err, StoreUnavailableError)
+    assert "Chroma server at http://127.0.0.1:9 cannot be reached" in str(err)
+    assert "rebuild" not in str(err)

@@ -35,7 +35,7 @@ class Collection:
         except BaseException as exc:
             if isinstance(exc, PASS_THROUGH):
                 raise
-            raise unavailable(exc, self._url, self._path) from None
+            raise unavailable(exc, self._url, self._path, getattr(fn, "__qualname__", "")) from None
 
     @property
     def meta(self) -> dict[str, Any]:

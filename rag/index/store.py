@@ -2,7 +2,8 @@
 
 This is the only module that imports chromadb. Vectors are always passed in: Chroma's default
 embedding function downloads a model and fails offline, so collections are opened with
-`embedding_function=None`. Every chromadb failure becomes a RagError saying what to do.
+`embedding_function=None`. Every chromadb failure becomes a RagError saying what failed and
+what to do (`store_errors.py`: only a damaged store suggests `rag index --rebuild`).
 """
 
 from __future__ import annotations
@@ -13,10 +14,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
-from ..errors import IndexCorruptError
 from ..settings import Settings
 from .collection import Collection
-from .store_errors import PASS_THROUGH, unavailable
+from .store_errors import PASS_THROUGH, damaged, store_error
 
 
 def _chroma():
@@ -63,7 +63,8 @@ class Store:
                 raise
             if not self.url:
                 _forget_system(self.path)
-            raise unavailable(exc, self.url, self.path) from None
+            op = "connecting to the server" if self.url else "opening the store"
+            raise store_error(exc, self.url, self.path, op) from None
 
     @property
     def location(self) -> str:
@@ -80,18 +81,14 @@ class Store:
         if not self.url and self._client is None:
             db = self.path / "chroma.sqlite3"
             if db.stat().st_size < 100:  # shorter than SQLite's header: chroma would overwrite it
-                err = IndexCorruptError(f"the index under {self.path} is damaged ({db.name} is "
-                                        f"{db.stat().st_size} bytes); rebuild it with "
-                                        f"`rag index --rebuild`")
-                err.unreadable = True
-                raise err
+                raise damaged(self.path, f"{db.name} is {db.stat().st_size} bytes")
         client = self.client
         try:
             return sorted(c if isinstance(c, str) else c.name for c in client.list_collections())
         except BaseException as exc:
             if isinstance(exc, PASS_THROUGH):
                 raise
-            raise unavailable(exc, self.url, self.path) from None
+            raise store_error(exc, self.url, self.path, "listing the collections") from None
 
     def open(self, name: str, create_meta: dict[str, Any] | None = None) -> "Collection | None":
         """The collection `name`; created with `create_meta` if given and missing, else None."""
@@ -108,7 +105,8 @@ class Store:
         except BaseException as exc:
             if isinstance(exc, PASS_THROUGH):
                 raise
-            raise unavailable(exc, self.url, self.path) from None
+            op = f"{'opening' if create_meta is None else 'creating'} collection {name!r}"
+            raise store_error(exc, self.url, self.path, op) from None
         return Collection(col, self.url, client, self.path)
 
     def set_aside(self) -> Path:
@@ -133,7 +131,8 @@ class Store:
             except BaseException as exc:
                 if isinstance(exc, PASS_THROUGH):
                     raise
-                raise unavailable(exc, self.url, self.path) from None
+                raise store_error(exc, self.url, self.path, f"deleting collection {name!r}"
+                                  ) from None
 
 
 def _forget_system(path: Path) -> None:
