@@ -50,7 +50,7 @@ def rag_index(embedder, corpus: str) -> tuple[float, int]:
     try:
         settings = Settings.load(home=str(home), env={})
         t = time.perf_counter()
-        report = build_index(settings, embedder, store_for(settings), corpus)
+        report = build_index(settings, embedder, store_for(settings), corpus, cache=False)
         return time.perf_counter() - t, report.embedded
     finally:
         shutil.rmtree(home, ignore_errors=True)

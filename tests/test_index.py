@@ -8,11 +8,17 @@ import numpy as np
 import pytest
 
 from rag.errors import CorpusError, EmbedderMismatchError, IndexNotFoundError
-from rag.index.build import build_index
+from rag.index.build import build_index as _build_index
 from rag.index.opened import open_index
 from rag.retrieve.retrievers import make_retriever
 from rag.settings import Settings
 from rag.index.store import Store
+
+
+def build_index(*args, **kw):
+    """`build_index` without the shipped embedding cache: these tests count what the model
+    embeds (tests/test_embedding_cache.py covers the cache)."""
+    return _build_index(*args, cache=False, **kw)
 
 
 class Counting:

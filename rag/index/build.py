@@ -6,7 +6,9 @@ skipped, changed or incomplete ones (an interrupted run) are re-embedded, remove
 The snapshot (chunk table + BM25, `snapshot.py`) is derived from Chroma's contents and tagged
 with the collection's `generation`; any process that finds it stale rebuilds it from the store,
 which is also how several `rag serve` processes share one Chroma server. A manifest beside the
-snapshot records the last complete run, so an unchanged corpus skips the diff.
+snapshot records the last complete run, so an unchanged corpus skips the diff. Before anything
+is embedded, each chunk's text is looked up in the shipped embedding cache (`cache.py`): only
+the misses go to the model, so the shipped corpora index without embedding anything.
 """
 
 from __future__ import annotations
@@ -19,17 +21,20 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Callable
 
+import numpy as np
+
 from ..errors import EmbedderMismatchError, IndexCorruptError, RagError
 from ..ingest import corpus as corpus_mod
 from ..ingest.chunking import chunk_paper
 from ..models.embedders import Embedder
 from ..settings import Settings
 from ..types import Chunk, Paper
+from .cache import EmbeddingCache, shipped
 from .collection import Collection
 from .locks import SpaceReserve, WriteLock
 from .naming import collection_name
 from .opened import Index
-from .schema import SCHEMA, check_embedder, chunk_meta, paper_hash
+from .schema import SCHEMA, check_embedder, chunk_meta, indexed_text, paper_hash
 from .store import Store, store_for
 
 Progress = Callable[[int, int], None]  # (done, total) chunks embedded
@@ -44,20 +49,25 @@ class IndexReport:
     added: int = 0
     updated: int = 0
     removed: int = 0
-    embedded: int = 0  # chunks embedded in this run (0 when nothing changed)
+    embedded: int = 0  # chunks embedded by the model in this run (0 when nothing changed)
+    cached: int = 0  # chunks written in this run with a vector from the embedding cache
     duplicates: list[str] = field(default_factory=list)
     seconds: float = 0.0
 
     def summary(self) -> str:
         return (f"{self.corpus}: {self.papers} papers, {self.chunks} chunks; added {self.added}, "
                 f"updated {self.updated}, removed {self.removed}; embedded {self.embedded} "
-                f"chunks in {self.seconds:.1f} s; {len(self.duplicates)} duplicate(s) skipped")
+                f"chunks in {self.seconds:.1f} s ({self.cached} more from the embedding cache); "
+                f"{len(self.duplicates)} duplicate(s) skipped")
 
 
 def build_index(settings: Settings, embedder: Embedder, store: Store | None = None,
                 corpus: str | None = None, progress: Progress | None = None,
-                rebuild: bool = False) -> IndexReport:
-    """Bring the index of `corpus` up to date with its files, embedding only what changed."""
+                rebuild: bool = False, cache: EmbeddingCache | bool = True) -> IndexReport:
+    """Bring the index of `corpus` up to date with its files, embedding only what changed.
+
+    `cache`: True looks vectors up in the shipped cache of `embedder.name` first, False embeds
+    every chunk (to time the model), or an `EmbeddingCache` to use instead."""
     t0 = time.perf_counter()
     corpus = corpus or settings.corpus
     loaded = corpus_mod.load_corpus(corpus, [corpus_mod.uploads_dir(settings, corpus)])  # may raise: nothing
@@ -91,7 +101,10 @@ def build_index(settings: Settings, embedder: Embedder, store: Store | None = No
             try:
                 col.set_meta(generation=f"dirty-{uuid.uuid4().hex}")
                 rows = _chunk_rows(todo, settings)
-                report.embedded = _embed_and_add(col, embedder, rows, settings, progress)
+                if cache is True:
+                    cache = shipped(embedder.name)
+                report.embedded, report.cached = _embed_and_add(
+                    col, embedder, rows, settings, progress, cache or None)
                 written = {c.id for c, _ in rows}
                 col.delete([cid for cid in stale if cid not in written])
                 col.set_meta(generation=uuid.uuid4().hex, updated=time.time())
@@ -178,25 +191,42 @@ def _chunk_rows(todo: list[tuple[Paper, str]], settings: Settings) -> list[tuple
 
 
 def _embed_and_add(col: Collection, embedder: Embedder, rows: list[tuple[Chunk, dict]],
-                   settings: Settings, progress: Progress | None) -> int:
+                   settings: Settings, progress: Progress | None,
+                   cache: EmbeddingCache | None) -> tuple[int, int]:
+    """Store every row with its vector: (chunks embedded by the model, chunks from the cache).
+
+    What is embedded is `indexed_text` (title and chunk); what Chroma stores is the chunk."""
+    texts = {c.id: indexed_text(m.get("title", ""), c.text) for c, m in rows}
+    found = {}
+    if cache is not None and cache.dim == embedder.dim:
+        found = {cid: v for cid, v in zip(texts, cache.lookup(list(texts.values())))
+                 if v is not None}
     # Length-sorted batches cut padding in the model; each batch is stored as soon as it is
     # embedded, so an interrupted run keeps its work and the next run finishes the rest.
-    rows = sorted(rows, key=lambda r: len(r[0].text))
+    rows = sorted(rows, key=lambda r: len(texts[r[0].id]))
+    hits = [r for r in rows if r[0].id in found]
+    misses = [r for r in rows if r[0].id not in found]
     batch = max(settings.embed_batch_size, 1) * 4
     done = 0
     if progress:
         progress(0, len(rows))
-    for i in range(0, len(rows), batch):
-        part = rows[i : i + batch]
-        vectors = embedder.embed([c.text for c, _ in part])
-        if vectors.shape != (len(part), embedder.dim):
-            raise EmbedderMismatchError(f"the embedder {embedder.name} returned vectors of shape "
-                                        f"{vectors.shape}, expected (n, {embedder.dim})")
-        col.add([c.id for c, _ in part], vectors, [c.text for c, _ in part], [m for _, m in part])
-        done += len(part)
-        if progress:
-            progress(done, len(rows))
-    return done
+    for part_rows, size in ((hits, 512), (misses, batch)):
+        for i in range(0, len(part_rows), size):
+            part = part_rows[i : i + size]
+            if part_rows is hits:
+                vectors = np.stack([found[c.id] for c, _ in part])
+            else:
+                vectors = embedder.embed([texts[c.id] for c, _ in part])
+            if vectors.shape != (len(part), embedder.dim):
+                raise EmbedderMismatchError(
+                    f"the embedder {embedder.name} returned vectors of shape {vectors.shape}, "
+                    f"expected (n, {embedder.dim})")
+            col.add([c.id for c, _ in part], vectors, [c.text for c, _ in part],
+                    [m for _, m in part])
+            done += len(part)
+            if progress:
+                progress(done, len(rows))
+    return len(misses), len(hits)
 
 
 def _write_manifest(index: Index, corpus: str, report: IndexReport, fingerprint: str) -> None:

@@ -1,9 +1,13 @@
 """What each chunk record in Chroma carries, and how it becomes a `Passage` again.
 
 Every chunk's metadata holds its paper's id, content hash (`paper_hash`, which covers the chunk
-settings) and chunk count, so `build_index` can tell complete, changed and removed papers
-apart; its character span and sentence spans (JSON), so a citation can quote the exact
+settings and the embedded text's format) and chunk count, so `build_index` can tell complete,
+changed and removed papers apart; its character span and sentence spans (JSON), so a citation can quote the exact
 sentences; and the paper's title, authors, URL and source for display.
+
+What is embedded and BM25-indexed for a chunk is `indexed_text(title, text)`, the title and the
+chunk, so naming a paper finds it; Chroma's document stays the chunk text alone, so every
+offset and citation is into the abstract itself.
 """
 
 from __future__ import annotations
@@ -18,11 +22,23 @@ from ..types import Chunk, Paper, Passage
 from .collection import Collection
 
 SCHEMA = 1
+# The format of `indexed_text`, part of every paper's hash: an index built with another format
+# (1 was the chunk text alone) sees every paper as changed and re-embeds it, once.
+EMBED_FORMAT = 2
+
+
+def indexed_text(title: str, text: str) -> str:
+    """The text embedded and BM25-indexed for a chunk: its paper's title, then the chunk.
+
+    Example: ("Genie: Generative Interactive Environments", "We introduce Genie, ...") ->
+    "Genie: Generative Interactive Environments. We introduce Genie, ..."; ("", "x") -> "x"."""
+    return f"{title}. {text}" if title else text
 
 
 def paper_hash(paper: Paper, settings: Settings) -> str:
     key = json.dumps([paper.title, paper.authors, paper.url, paper.source, paper.text,
-                      settings.chunk_tokens, settings.chunk_overlap], ensure_ascii=False)
+                      settings.chunk_tokens, settings.chunk_overlap, EMBED_FORMAT],
+                     ensure_ascii=False)
     return hashlib.sha1(key.encode()).hexdigest()
 
 

@@ -3,7 +3,9 @@
 A `Snapshot` holds every chunk of a collection (in a fixed order) with its BM25 index, tagged
 with the collection's `generation` (a value every write changes). It is saved under
 `index_dir/snapshot-<generation>/` (chunks.json, bm25/), so a new process only loads it, and
-rebuilt from the store when the generation moved or the saved copy is damaged.
+rebuilt from the store when the generation moved, the saved copy is damaged or was indexed
+with another `EMBED_FORMAT`. BM25 indexes `indexed_text` (title and chunk, as embedded); the
+chunk table keeps the chunk text alone, which every offset refers to.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from pathlib import Path
 from ..types import Passage
 from .bm25 import BM25
 from .collection import Collection
-from .schema import passage_from
+from .schema import EMBED_FORMAT, indexed_text, passage_from
 
 # ICML 2024 abstracts run to 579 cl100k tokens (median 218): at most 4 chunks of 200 tokens.
 WHOLE_PAPER_MAX_CHUNKS = 4
@@ -90,6 +92,8 @@ def load_snapshot(folder: Path, generation: str) -> Snapshot | None:
         return None
     try:
         data = json.loads((where / "chunks.json").read_text(encoding="utf-8"))
+        if data.get("format", 1) != EMBED_FORMAT:
+            raise ValueError("BM25 indexed another text format")
         return Snapshot(generation, data["ids"], data["texts"], data["metas"],
                         BM25.load(where / "bm25"))
     except (OSError, ValueError, KeyError, TypeError):
@@ -104,7 +108,8 @@ def build_snapshot(collection: Collection, generation: str, folder: Path) -> Sna
     ids = [r[0] for r in rows]
     texts = [r[1] or "" for r in rows]
     metas = [r[2] for r in rows]
-    snap = Snapshot(generation, ids, texts, metas, BM25.build(texts))
+    bm25 = BM25.build([indexed_text(m.get("title", ""), t) for t, m in zip(texts, metas)])
+    snap = Snapshot(generation, ids, texts, metas, bm25)
     if generation and not generation.startswith("dirty"):
         save_snapshot(snap, folder)
     return snap
@@ -118,7 +123,8 @@ def save_snapshot(snap: Snapshot, folder: Path) -> None:
     try:
         tmp.mkdir(parents=True, exist_ok=True)
         (tmp / "chunks.json").write_text(json.dumps(
-            {"ids": snap.ids, "texts": snap.texts, "metas": snap.metas}, ensure_ascii=False),
+            {"format": EMBED_FORMAT, "ids": snap.ids, "texts": snap.texts, "metas": snap.metas},
+            ensure_ascii=False),
             encoding="utf-8")
         snap.bm25.save(tmp / "bm25")
         if where.exists():
