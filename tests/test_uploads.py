@@ -12,6 +12,7 @@ import pytest
 import rag
 from rag import factory
 from rag.documents import add_documents
+from rag.errors import CorpusError
 from rag.ingest.corpus import load_corpus, uploads_dir
 from rag.ingest.uploads import (MANIFEST, check_file, check_name, display_name, original_names,
                                 stored_name)
@@ -209,3 +210,20 @@ def test_a_failed_indexing_run_leaves_no_stored_file_behind(settings, tmp_path, 
     assert not [p for p in folder.iterdir() if not p.name.startswith(".")]
     factory.forget_index(settings, "seeds")
     assert len(rag.papers("seeds", settings)) == 90
+
+
+@pytest.mark.parametrize("damage", [b'{"3f2a-notes.md": {"name": "My notes.md"', b"\xff\xfe{}",
+                                    b'["not", "an", "object"]'])
+def test_a_damaged_manifest_stops_the_upload_and_is_never_overwritten(settings, tmp_path, damage):
+    folder = uploads_dir(settings, "seeds")
+    manifest = write(folder, MANIFEST, damage)
+    before = sorted(p.name for p in folder.iterdir())
+    with pytest.raises(CorpusError) as err:
+        add_documents([(write(tmp_path, "up/x1", NOTE), "Lattice origami.md")], settings)
+    message = str(err.value)
+    assert str(manifest) in message and "is damaged" in message and "\n" not in message
+    assert "nothing was added" in message and "move it aside" in message
+    assert manifest.read_bytes() == damage, "the original names are still there to recover"
+    assert sorted(p.name for p in folder.iterdir()) == before, "no upload stored"
+    assert len(rag.papers("seeds", settings)) == 90, "nothing indexed"
+    assert original_names(settings, "seeds") == {}, "display falls back to the stored names"

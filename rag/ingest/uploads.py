@@ -116,12 +116,32 @@ def write_atomic(folder: Path, fname: str, data: bytes) -> Path:
 
 
 def read_manifest(settings: Settings, corpus: str | None = None) -> dict[str, dict]:
-    """{stored file name: {"name": original name, "added": time, "papers": [ids]}}."""
+    """{stored file name: {"name": original name, "added": time, "papers": [ids]}}; {} when
+    there is none yet. A manifest that cannot be read is a CorpusError naming it, never {}: it
+    would be written back without the original names of every earlier upload."""
     path = uploads_dir(settings, corpus or settings.corpus) / MANIFEST
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
         return {}
+    except UnicodeDecodeError:
+        raise CorpusError(_damaged(path, "it is not UTF-8 text")) from None
+    except OSError as exc:
+        raise CorpusError(f"{path}: cannot be read ({exc.strerror or exc}); nothing was added"
+                          ) from None
+    try:
+        manifest = json.loads(text)
+    except ValueError as exc:
+        raise CorpusError(_damaged(path, f"it is not valid JSON ({exc})")) from None
+    if not isinstance(manifest, dict) or not all(isinstance(v, dict) for v in manifest.values()):
+        raise CorpusError(_damaged(path, "it is not a JSON object of uploads"))
+    return manifest
+
+
+def _damaged(path: Path, why: str) -> str:
+    return (f"{path} is damaged: {why}. It holds the original names of earlier uploads, so "
+            f"nothing was added and it was not overwritten: repair it, or move it aside (e.g. "
+            f"to {path.name}.corrupt) to start a new one")
 
 
 def write_manifest(folder: Path, manifest: dict[str, dict]) -> None:
@@ -129,8 +149,13 @@ def write_manifest(folder: Path, manifest: dict[str, dict]) -> None:
 
 
 def original_names(settings: Settings, corpus: str | None = None) -> dict[str, str]:
-    """{stored file name: the name the user uploaded it as}, for display."""
-    return {k: v.get("name", k) for k, v in read_manifest(settings, corpus).items()}
+    """{stored file name: the name the user uploaded it as}, for display; {} when the manifest
+    is damaged (the stored names are shown instead; adding a document reports the damage)."""
+    try:
+        manifest = read_manifest(settings, corpus)
+    except CorpusError:
+        return {}
+    return {k: str(v.get("name", k)) for k, v in manifest.items()}
 
 
 def _jsonl_lines(path: Path, keep: set[str]) -> bytes:
