@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 
@@ -93,3 +96,58 @@ def test_an_empty_folder_is_an_empty_corpus(tmp_path):
 def test_an_unknown_corpus_name_says_what_is_accepted():
     with pytest.raises(CorpusError, match="unknown corpus 'nope'.*seeds, icml2024"):
         corpus.load_corpus("nope")
+
+
+# -- a folder with metadata.jsonl (the seed format) ---------------------------------------------
+
+SEED_FILE = ("Header line of the seed file\n"
+             "Kernels that avoid mean reversion in Gaussian process regression.\n\n"
+             "A second abstract, about protein folding with diffusion models.\n")
+GOOD = '{"file": "001.txt", "paragraph": 1, "id": "p-1", "title": "Kernels", "url": "u"}\n'
+
+
+def seed_folder(tmp_path, metadata: bytes):
+    folder = tmp_path / "papers"
+    folder.mkdir()
+    (folder / "001.txt").write_text(SEED_FILE, encoding="utf-8")
+    (folder / "metadata.jsonl").write_bytes(metadata)
+    return folder
+
+
+def test_a_seed_folder_takes_ids_and_titles_from_its_metadata(tmp_path):
+    folder = seed_folder(tmp_path, GOOD.encode())
+    first, second = corpus.load_corpus(str(folder)).papers
+    assert (first.id, first.title, first.url) == ("p-1", "Kernels", "u")
+    assert second.id.startswith("doc-")
+
+
+@pytest.mark.parametrize("line, message", [
+    ('{"file": "001.txt", "paragraph": 2, "title": ', "metadata.jsonl:2: not valid JSON"),
+    ('["001.txt", 2]', "metadata.jsonl:2: expected a JSON object, got list"),
+    ('{"paragraph": 2, "title": "T"}', "metadata.jsonl:2: missing field 'file'"),
+    ('{"file": "001.txt", "paragraph": "2"}', "metadata.jsonl:2: 'paragraph' must be a "
+                                              "paragraph number"),
+    ('{"file": "001.txt", "paragraph": 2, "title": ["T"]}', "metadata.jsonl:2: 'title' must "
+                                                              "be text, got list"),
+    ('{"file": "001.txt", "paragraph": 1, "id": "p-9"}', "metadata.jsonl:2: a second record "
+                                                          "for 001.txt paragraph 1"),
+])
+def test_a_malformed_metadata_line_names_the_file_and_line(tmp_path, line, message):
+    folder = seed_folder(tmp_path, (GOOD + line + "\n").encode())
+    with pytest.raises(CorpusError) as err:
+        corpus.load_corpus(str(folder))
+    assert str(folder / "metadata.jsonl") in str(err.value) and message in str(err.value)
+
+
+def test_rag_index_of_a_folder_with_bad_metadata_is_a_one_line_error(tmp_path):
+    folder = seed_folder(tmp_path, (GOOD + '{"file": "001.txt", "paragraph": 2,\n').encode())
+    home = tmp_path / "home"
+    proc = subprocess.run([sys.executable, "-m", "rag.ui.cli", "index", "--corpus", str(folder)],
+                          capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "RAG_HOME": str(home)})
+    assert proc.returncode == 1, proc.stdout
+    assert "Traceback" not in proc.stderr
+    (line,) = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+    assert line.startswith("rag: error: ") and f"{folder / 'metadata.jsonl'}:2: not valid JSON" \
+        in line, line
+    assert not home.exists(), "nothing was written"

@@ -9,7 +9,6 @@ applies, the line.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,7 +18,8 @@ from ..errors import CorpusError
 from ..settings import Settings
 from ..text import slug
 from ..types import Paper
-from .readers import load_document, load_jsonl, load_seed_file, normalise
+from .readers import (load_document, load_jsonl, load_seed_file, load_seed_metadata,
+                      normalise)
 
 
 def _seeds_dir() -> Path:
@@ -50,10 +50,7 @@ class LoadReport:
 
 def _seed_metadata(folder: Path) -> dict[tuple[str, int], dict]:
     path = folder / "metadata.jsonl"
-    if not path.exists():
-        return {}
-    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
-    return {(r["file"], r["paragraph"]): r for r in rows}
+    return load_seed_metadata(path) if path.exists() else {}
 
 
 def _iter_path(path: Path) -> Iterator[tuple[str, Paper]]:

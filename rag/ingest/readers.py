@@ -85,6 +85,34 @@ def load_seed_file(path: Path, metadata: dict[tuple[str, int], dict] | None = No
             source=path.name))
 
 
+SEED_FIELDS = ("id", "title", "authors", "url")  # optional, text
+
+
+def load_seed_metadata(path: Path) -> dict[tuple[str, int], dict]:
+    """{(seed file name, paragraph number): {"id", "title", "authors", "url"}} from a seed
+    folder's `metadata.jsonl`; one CorpusError naming the file and line for a bad record.
+
+    Example line: {"file": "000_89fe.txt", "paragraph": 1, "id": "icml2024-poster-32639",
+    "title": "On a Neural Implementation of Brenier's Polar Factorization", ...}"""
+    out: dict[tuple[str, int], dict] = {}
+    for lineno, rec in json_records(read_text(path), str(path)):
+        where = f"{path}:{lineno}"
+        name, para = rec.get("file"), rec.get("paragraph")
+        if not isinstance(name, str) or not name.strip():
+            raise CorpusError(f"{where}: missing field 'file' (the seed file's name)")
+        if isinstance(para, bool) or not isinstance(para, int) or para < 1:
+            raise CorpusError(f"{where}: 'paragraph' must be a paragraph number (1, 2, ...), "
+                              f"got {para!r}")
+        for key in SEED_FIELDS:
+            if key in rec and not isinstance(rec[key], str):
+                raise CorpusError(f"{where}: {key!r} must be text, got "
+                                  f"{type(rec[key]).__name__}")
+        if (name, para) in out:
+            raise CorpusError(f"{where}: a second record for {name} paragraph {para}")
+        out[(name, para)] = rec
+    return out
+
+
 def json_records(text: str, where: str, error: type[Exception] = CorpusError
                  ) -> Iterator[tuple[int, dict]]:
     """(1-based line number, object) of every non-blank JSONL line; `error` names `where:line`."""
