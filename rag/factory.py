@@ -1,13 +1,16 @@
 """The one place that turns settings into components: embedder, store, index, retriever,
-generator. Expensive parts (the embedding model, store clients, opened indexes) are cached per
-process and keyed by the settings that define them, so changing a setting takes effect on the
-next question without a restart.
+generator, and the `Pipeline` assembling them for `ask()`. Expensive parts (the embedding
+model, store clients, opened indexes) are cached per process and keyed by the settings that
+define them, and so are pipelines (the last PIPELINES_KEPT), so changing a setting takes effect
+on the next question without a restart.
 """
 
 from __future__ import annotations
 
 import os
 import threading
+from collections import OrderedDict
+from typing import TYPE_CHECKING
 
 from .models.embedders import Embedder, MiniLM
 from .errors import GeneratorUnavailableError
@@ -23,6 +26,11 @@ _lock = threading.RLock()
 _embedders: dict[tuple, Embedder] = {}
 _stores: dict[tuple, Store] = {}
 _indexes: dict[tuple, Index] = {}
+_pipelines: "OrderedDict[tuple, Pipeline]" = OrderedDict()
+PIPELINES_KEPT = 32
+
+if TYPE_CHECKING:
+    from .pipeline import Pipeline
 
 
 def embedder(settings: Settings) -> Embedder:
@@ -63,6 +71,9 @@ def forget_index(settings: Settings, corpus: str | None = None) -> None:
     with _lock:
         for key in [k for k in _indexes if k[0] == str(settings.home_path) and k[2] == corpus]:
             del _indexes[key]
+        for key in [k for k in _pipelines if k[0].home_path == settings.home_path
+                    and k[0].corpus == corpus]:
+            del _pipelines[key]  # it holds the index
 
 
 def retriever(settings: Settings, name: str | None = None) -> Retriever:
@@ -107,3 +118,28 @@ def generator(settings: Settings) -> Generator:
     except ImportError as exc:
         raise GeneratorUnavailableError(f"the local generator is unavailable ({exc})") from None
     return LocalGenerator(settings)
+
+
+def pipeline(settings: Settings) -> "Pipeline":
+    """The stages assembled for `settings`, built once and shared (see `rag.pipeline`).
+
+    Keyed by the settings and the generator `auto` resolves to now, so setting OPENAI_BASE_URL
+    takes effect on the next question; `forget_index` drops the pipelines of an index."""
+    from .pipeline import Pipeline
+
+    name = generator_name(settings)
+    key = (settings, name)
+    with _lock:
+        found = _pipelines.get(key)
+        if found is not None:
+            _pipelines.move_to_end(key)
+            return found
+        idx = index(settings)
+        found = Pipeline(settings, name, idx,
+                         make_retriever(settings.retriever, idx, settings.candidates,
+                                        settings.rrf_k, settings.fusion),
+                         embedder(settings), lambda: generator(settings))
+        _pipelines[key] = found
+        while len(_pipelines) > PIPELINES_KEPT:
+            _pipelines.popitem(last=False)
+        return found

@@ -1,16 +1,21 @@
 """`ask()`: question -> retrieval -> abstention gate -> generator -> citation check -> Answer.
 
-A failing LLM backend never loses the answer: the extractive generator answers instead, with a
-visible notice. Follow-ups are rewritten into a standalone query before retrieval.
+`factory.pipeline(settings)` assembles a `Pipeline` once per settings: the index, its
+retriever, the extractive reader, the generator `auto` resolves to, the IDF table and the
+embedder the checks use. `ask_stream` gets it once and runs its stages in order. A failing LLM
+backend never loses the answer: the extractive generator answers instead, with a visible
+notice. Follow-ups are rewritten into a standalone query before retrieval.
 """
 
 from __future__ import annotations
 
+import threading
 import time
-from typing import Any, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 from . import factory
-from .answer import History
+from .answer import Generator, History
+from .answer.extractive import Extractive
 from .answer.prompting import Prompt
 from .answer.prompts import (CANNOT_ANSWER, NOTICE_FALLBACK, NOTICE_TRUNCATED, NOTICE_UNCITED,
                              NOTICE_UNSUPPORTED)
@@ -19,10 +24,15 @@ from .check.citations import check_citations
 from .check.reply import attribute_citations, is_abstention, output_problem
 from .check.support import check_support, prune_citations
 from .errors import GeneratorError, InputError
+from .index.bm25 import idf_table
+from .index.opened import Index
+from .models.embedders import Embedder
 from .retrieve.gate import passes, relevance
+from .retrieve.retrievers import Retriever
 from .settings import Settings
-from .text import clean_question
+from .text import Idf, clean_question
 from .types import Answer, Passage
+
 
 def prepare_question(question: Any, settings: Settings) -> tuple[str, list[str]]:
     """The cleaned question and any notice; InputError for an empty or non-text question."""
@@ -65,81 +75,135 @@ def ask_stream(question: str, history: Sequence | None = None, settings: Setting
     t0 = time.perf_counter()
     text, notices = prepare_question(question, settings)
     turns = normalise_history(history)
-    timings: dict[str, float] = {}
-    llm = None if factory.generator_name(settings) == "extractive" else (
-        lambda: factory.generator(settings))
-    query = standalone_query(text, turns, llm)
-    if query != text:
-        timings["rewrite"] = (time.perf_counter() - t0) * 1000
-    retriever = factory.retriever(settings)
-    passages = retriever.retrieve(query, settings.k, settings.max_per_paper)
-    t1 = time.perf_counter()
-    gen_name = factory.generator_name(settings)
-    score = relevance(passages)
-    if not passes(passages, settings.abstain_threshold):
-        answer = _abstain(text, query, passages, gen_name, notices, score)
-    else:
-        raw, gen_name, shown = yield from _generate(settings, text, passages, turns, notices,
-                                                    t0, timings)
-        answer = _finish(text, query, raw, passages, shown, gen_name, notices, score, settings)
-    t2 = time.perf_counter()
-    answer.timings_ms = {"retrieve": (t1 - t0) * 1000, "generate": (t2 - t1) * 1000,
-                         "total": (t2 - t0) * 1000, **timings}
-    yield answer
+    yield from factory.pipeline(settings).run(text, turns, notices, t0)
 
 
-def _generate(settings: Settings, question: str, passages: list[Passage], history: History,
-              notices: list[str], t0: float, timings: dict):
-    """(raw text, generator name, passages the generator was shown); streams the pieces.
+class Pipeline:
+    """The stages assembled for one `Settings`, shared by every question asked with them.
 
-    Every generator reads each passage's whole abstract (`whole_papers`). An LLM generator
-    first yields the `Prompt` it sent (how many passages fit, any notice), then text.
-    Sentences it left uncited get the shown passage that clearly supports them
-    (`attribute_citations`), and citations their passage does not back are dropped
-    (`prune_citations`). Whatever goes wrong with an LLM (an error before or during the
-    stream, a stall, an empty, unreadable, uncited or wholly unsupported answer) ends in the
-    extractive answer with a notice."""
-    name = factory.generator_name(settings)
-    pieces: list[str] = []
-    passages = whole_papers(settings, passages)
-    if name == "extractive":
-        gen = factory.extractive(settings)
-        for piece in _timed(gen.generate(question, passages, history), t0, timings):
-            pieces.append(piece)
-            yield piece
-        return "".join(pieces), gen.name, passages
-    shown = passages[: settings.local_passages] if name == "local" else passages
-    try:
-        gen = factory.generator(settings)
-        for piece in _timed(gen.generate(question, shown, history), t0, timings):
-            if isinstance(piece, Prompt):
-                shown = shown[: piece.passages]
-                notices.extend(piece.notices)
-                continue
-            pieces.append(piece)
-            yield piece
-        idf = factory.idf(settings)
-        raw = prune_citations(attribute_citations("".join(pieces), shown, idf), shown, idf)
-        problem = output_problem(raw, shown, factory.embedder(settings), idf)
-        if problem is None:
-            return raw, gen.name, shown
-        reason = problem
-    except GeneratorError as exc:
-        reason = str(exc)
-    except Exception as exc:  # a backend bug must not cost the user the answer
-        reason = f"unexpected {type(exc).__name__}"
-    notices.append(NOTICE_FALLBACK.format(generator=name, reason=reason))
-    ext = factory.extractive(settings)
-    return "".join(ext.generate(question, passages, history)), ext.name, passages
+    It holds no per-question state: the reader (IDF table and extractive generator) follows the
+    index's snapshot, the LLM generator is made on first use (a failure to make it is a fallback,
+    as when it fails later), and both are kept under a lock."""
 
+    def __init__(self, settings: Settings, generator_name: str, index: Index,
+                 retriever: Retriever, embedder: Embedder, make_generator: Callable[[], Generator]):
+        self.settings, self.generator_name = settings, generator_name
+        self.index, self.retriever, self.embedder = index, retriever, embedder
+        self._make_generator = make_generator
+        self._generator: Generator | None = None
+        self._reader: tuple | None = None  # (snapshot, idf, Extractive) of that snapshot
+        self._lock = threading.Lock()
+        self._generator_lock = threading.Lock()
 
-def whole_papers(settings: Settings, passages: list[Passage]) -> list[Passage]:
-    """Each passage grown to its paper's whole abstract, for the generator to read: a chunk may
-    hold half an abstract, and the answer may sit in the other half (seed evals: key-fact
-    recall of the extractive answer 0.507 -> 0.517). Citations and the support check then quote
-    from the whole abstract, at the same paper-relative offsets."""
-    snap = factory.index(settings).snapshot()
-    return [snap.whole_paper(p) for p in passages]
+    def reader(self) -> tuple[Idf, Extractive]:
+        """The corpus's IDF table and the extractive generator using it, for the current
+        snapshot of the index (rebuilt when another process changed the index)."""
+        snap = self.index.snapshot()
+        with self._lock:
+            if self._reader is None or self._reader[0] is not snap:
+                idf = idf_table(snap.bm25)
+                self._reader = (snap, idf, Extractive(
+                    min_relevance=self.settings.abstain_threshold, idf=idf))
+            return self._reader[1], self._reader[2]
+
+    def generator(self) -> Generator:
+        """The LLM generator (`generator_name` is not extractive), made on first use."""
+        with self._generator_lock:
+            if self._generator is None:
+                self._generator = self._make_generator()
+            return self._generator
+
+    def run(self, text: str, turns: History, notices: list[str], t0: float
+            ) -> Iterator[str | Answer]:
+        """The stages in order: query rewriting, retrieval, the gate, generation, the checks."""
+        s, timings = self.settings, {}
+        llm = None if self.generator_name == "extractive" else self.generator
+        query = standalone_query(text, turns, llm)
+        if query != text:
+            timings["rewrite"] = (time.perf_counter() - t0) * 1000
+        passages = self.retriever.retrieve(query, s.k, s.max_per_paper)
+        t1 = time.perf_counter()
+        score = relevance(passages)
+        if not passes(passages, s.abstain_threshold):
+            answer = _abstain(text, query, passages, self.generator_name, notices, score)
+        else:
+            raw, gen_name, shown = yield from self._generate(text, passages, turns, notices, t0,
+                                                             timings)
+            answer = self._finish(text, query, raw, passages, shown, gen_name, notices, score)
+        t2 = time.perf_counter()
+        answer.timings_ms = {"retrieve": (t1 - t0) * 1000, "generate": (t2 - t1) * 1000,
+                             "total": (t2 - t0) * 1000, **timings}
+        yield answer
+
+    def _generate(self, question: str, passages: list[Passage], history: History,
+                  notices: list[str], t0: float, timings: dict):
+        """(raw text, generator name, passages the generator was shown); streams the pieces.
+
+        Every generator reads each passage's whole abstract (`whole_papers`). An LLM generator
+        first yields the `Prompt` it sent (how many passages fit, any notice), then text.
+        Sentences it left uncited get the shown passage that clearly supports them
+        (`attribute_citations`), and citations their passage does not back are dropped
+        (`prune_citations`). Whatever goes wrong with an LLM (an error before or during the
+        stream, a stall, an empty, unreadable, uncited or wholly unsupported answer) ends in the
+        extractive answer with a notice."""
+        name = self.generator_name
+        pieces: list[str] = []
+        passages = self.whole_papers(passages)
+        if name == "extractive":
+            gen = self.reader()[1]
+            for piece in _timed(gen.generate(question, passages, history), t0, timings):
+                pieces.append(piece)
+                yield piece
+            return "".join(pieces), gen.name, passages
+        shown = passages[: self.settings.local_passages] if name == "local" else passages
+        try:
+            gen = self.generator()
+            for piece in _timed(gen.generate(question, shown, history), t0, timings):
+                if isinstance(piece, Prompt):
+                    shown = shown[: piece.passages]
+                    notices.extend(piece.notices)
+                    continue
+                pieces.append(piece)
+                yield piece
+            idf = self.reader()[0]
+            raw = prune_citations(attribute_citations("".join(pieces), shown, idf), shown, idf)
+            problem = output_problem(raw, shown, self.embedder, idf)
+            if problem is None:
+                return raw, gen.name, shown
+            reason = problem
+        except GeneratorError as exc:
+            reason = str(exc)
+        except Exception as exc:  # a backend bug must not cost the user the answer
+            reason = f"unexpected {type(exc).__name__}"
+        notices.append(NOTICE_FALLBACK.format(generator=name, reason=reason))
+        ext = self.reader()[1]
+        return "".join(ext.generate(question, passages, history)), ext.name, passages
+
+    def whole_papers(self, passages: list[Passage]) -> list[Passage]:
+        """Each passage grown to its paper's whole abstract, for the generator to read: a chunk
+        may hold half an abstract, and the answer may sit in the other half (seed evals:
+        key-fact recall of the extractive answer 0.507 -> 0.517). Citations and the support
+        check then quote from the whole abstract, at the same paper-relative offsets."""
+        snap = self.index.snapshot()
+        return [snap.whole_paper(p) for p in passages]
+
+    def _finish(self, question: str, query: str, raw: str, passages: list[Passage],
+                shown: list[Passage], gen: str, notices: list[str], score: float) -> Answer:
+        if not raw.strip() or is_abstention(raw):
+            return _abstain(question, query, passages, gen, notices, score)
+        checked = check_citations(raw, shown)
+        check_support(checked, self.embedder if gen != "extractive" else None, self.reader()[0])
+        if gen != "extractive":
+            unsupported = sum(1 for s in checked.sentences if s.unbacked)
+            uncited = sum(1 for s in checked.sentences if not s.citations)
+            if unsupported:
+                notices.append(NOTICE_UNSUPPORTED.format(count=unsupported))
+            if uncited:
+                notices.append(NOTICE_UNCITED.format(count=uncited))
+        return Answer(question=question, text=checked.text, citations=checked.citations,
+                      passages=passages, abstained=False, generator=gen, timings_ms={},
+                      sentences=checked.sentences, query=query, notices=notices,
+                      relevance=score)
 
 
 def _timed(pieces, t0: float, timings: dict):
@@ -154,22 +218,3 @@ def _abstain(question: str, query: str, passages: list[Passage], gen: str, notic
     return Answer(question=question, text=CANNOT_ANSWER, citations=[], passages=passages,
                   abstained=True, generator=gen, timings_ms={}, query=query, notices=notices,
                   relevance=score)
-
-
-def _finish(question: str, query: str, raw: str, passages: list[Passage], shown: list[Passage],
-            gen: str, notices: list[str], score: float, settings: Settings) -> Answer:
-    if not raw.strip() or is_abstention(raw):
-        return _abstain(question, query, passages, gen, notices, score)
-    checked = check_citations(raw, shown)
-    check_support(checked, factory.embedder(settings) if gen != "extractive" else None,
-                  factory.idf(settings))
-    if gen != "extractive":
-        unsupported = sum(1 for s in checked.sentences if s.unbacked)
-        uncited = sum(1 for s in checked.sentences if not s.citations)
-        if unsupported:
-            notices.append(NOTICE_UNSUPPORTED.format(count=unsupported))
-        if uncited:
-            notices.append(NOTICE_UNCITED.format(count=uncited))
-    return Answer(question=question, text=checked.text, citations=checked.citations,
-                  passages=passages, abstained=False, generator=gen, timings_ms={},
-                  sentences=checked.sentences, query=query, notices=notices, relevance=score)

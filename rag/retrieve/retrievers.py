@@ -38,9 +38,12 @@ class _Base:
         self._qcache: tuple[str, np.ndarray] | None = None
 
     def query_vector(self, query: str) -> np.ndarray:
-        if self._qcache is None or self._qcache[0] != query:
-            self._qcache = (query, embed_query(self.index.embedder, query))
-        return self._qcache[1]
+        # One (query, vector) tuple, read and replaced whole: a retriever is shared by the
+        # questions of one pipeline, which may run in several threads at once.
+        cached = self._qcache
+        if cached is None or cached[0] != query:
+            cached = self._qcache = (query, embed_query(self.index.embedder, query))
+        return cached[1]
 
     def retrieve(self, query: str, k: int, max_per_paper: int = 1,
                  filters: Filters | None = None) -> list[Passage]:
