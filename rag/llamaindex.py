@@ -1,7 +1,8 @@
 """llama-index adapters: our retriever as a llama-index retriever, `rag.ask` as a query engine.
 
-The only module that imports llama-index's classes (`ingest/tokens.py` only locates its bundled
-tiktoken files). `import rag` does not import it; llama-index users do:
+The library's only module that imports llama-index (`ingest/tokens.py` only locates its bundled
+tiktoken files; `bench/` builds a llama-index baseline to compare against). `import rag` does
+not import it; llama-index users do:
 
     from rag.llamaindex import RagQueryEngine, RagRetriever
     nodes = RagRetriever(k=3).retrieve("Which kernels avoid mean reversion?")
