@@ -40,7 +40,8 @@ def _f(default: Any, help: str, **kw: Any) -> Any:
 @dataclass(frozen=True)
 class Settings:
     home: str = _f("", "Data directory for indexes, models and uploads (env RAG_HOME).")
-    corpus: str = _f("seeds", "Corpus to index and query: seeds, icml2024, or a path.")
+    corpus: str = _f("icml2024", "Corpus to index and query: icml2024 (all 2,634 posters), "
+                     "seeds (90 of them), or a path.")
     embedder: str = _f("minilm", "Embedder: minilm (offline, bundled) or openai (an endpoint).")
     embed_model: str = _f("text-embedding-3-small", "Model name for the openai embedder.")
     embed_batch_size: int = _f(EMBED_BATCH_SIZE, "Passages per embedding batch.", min=1,
@@ -51,6 +52,8 @@ class Settings:
     retriever: str = _f("hybrid", "Retriever: hybrid (dense+BM25 fused), dense or bm25.",
                         choices=RETRIEVERS)
     k: int = _f(5, "Passages handed to the generator.", min=1, max=50)
+    list_limit: int = _f(5, "Papers a list answer shows; it says how many more are relevant.",
+                         min=1, max=40)
     candidates: int = _f(50, "Candidates each retriever returns before fusion.", min=1, max=1000)
     max_per_paper: int = _f(1, "At most this many passages per paper.", min=1, max=50)
     fusion: str = _f("zscore", "How hybrid fuses dense and BM25: zscore (z-normalised scores "

@@ -1,5 +1,9 @@
 """Shared fixtures: a real Chroma index of the shipped seeds, built once per test session with
-the real MiniLM model, and an isolated data directory for every test."""
+the real MiniLM model, and an isolated data directory for every test.
+
+The default corpus is the whole conference (icml2024); the tests run on the 90 seed papers:
+`RAG_CORPUS=seeds` for every test, and the seed index's data directory carries a config.toml
+that says `corpus = "seeds"`, so settings loaded with `env={}` on it query the seeds too."""
 
 from __future__ import annotations
 
@@ -18,11 +22,13 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 @pytest.fixture(autouse=True)
 def _isolated_env(tmp_path, monkeypatch):
-    """No test touches the user's cache or a configured LLM endpoint by accident."""
+    """No test touches the user's cache or a configured LLM endpoint, or indexes the whole
+    conference, by accident."""
     monkeypatch.setenv("RAG_HOME", str(tmp_path / "rag-home"))
     for key in list(os.environ):
         if key.startswith("RAG_") and key != "RAG_HOME":
             monkeypatch.delenv(key)
+    monkeypatch.setenv("RAG_CORPUS", "seeds")
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
 
@@ -42,7 +48,8 @@ def seed_home(tmp_path_factory, embedder) -> Path:
     from rag.settings import Settings
 
     home = tmp_path_factory.mktemp("seed-home")
-    settings = Settings.load(home=str(home), env={})
+    (home / "config.toml").write_text('corpus = "seeds"\n', encoding="utf-8")
+    settings = Settings.load(home=str(home), env={}, corpus="seeds")
     factory._embedders[("minilm", "")] = embedder
     build_index(settings, embedder, factory.store(settings), "seeds")
     return home
@@ -52,7 +59,7 @@ def seed_home(tmp_path_factory, embedder) -> Path:
 def seed_settings(seed_home):
     from rag.settings import Settings
 
-    return Settings.load(home=str(seed_home), env={})
+    return Settings.load(home=str(seed_home), env={}, corpus="seeds")
 
 
 @pytest.fixture

@@ -114,10 +114,11 @@ def server_home(chroma_server, tmp_path_factory, embedder, seed_vectors) -> Path
     from rag.settings import Settings
 
     home = tmp_path_factory.mktemp("server-home")
+    (home / "config.toml").write_text('corpus = "seeds"\n', encoding="utf-8")  # as seed_home
     settings = Settings.load(home=str(home), chroma_url=chroma_server.url, env={})
     cached = CachedEmbedder(embedder, dict(seed_vectors))
     report = build_index(settings, cached, factory.store(settings), "seeds")
-    assert cached.computed == 0 and report.embedded == len(seed_vectors)
+    assert cached.computed == 0 and report.embedded + report.cached == len(seed_vectors)
     return home
 
 

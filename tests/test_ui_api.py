@@ -274,8 +274,8 @@ def test_generator_availability_says_why_a_choice_is_unavailable():
 
 def serve_process(home: Path, port: int, log: Path) -> subprocess.Popen:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("RAG_", "OPENAI_"))}
-    env.update(RAG_HOME=str(home), GRADIO_ANALYTICS_ENABLED="False", HF_HUB_OFFLINE="1",
-               PYTHONUNBUFFERED="1")
+    env.update(RAG_HOME=str(home), RAG_CORPUS="seeds", GRADIO_ANALYTICS_ENABLED="False",
+               HF_HUB_OFFLINE="1", PYTHONUNBUFFERED="1")
     return subprocess.Popen([sys.executable, "-m", "rag.ui.cli", "serve", "--port", str(port)],
                             cwd=ROOT, env=env, stdout=log.open("w"), stderr=subprocess.STDOUT)
 

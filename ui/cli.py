@@ -102,7 +102,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     def common(p, retrieval: bool = False):
-        p.add_argument("--corpus", help="seeds (default), icml2024, or a path")
+        p.add_argument("--corpus", help="icml2024 (default), seeds, or a path")
         if retrieval:
             p.add_argument("-k", type=int, help="passages to retrieve")
             p.add_argument("--retriever", choices=RETRIEVERS)
