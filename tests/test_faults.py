@@ -171,7 +171,9 @@ def test_sigkill_at_random_points_then_rerun_leaves_a_complete_consistent_index(
 
 
 def test_a_second_rag_index_on_the_same_data_directory_stops_with_a_clear_message(tmp_path):
-    home, corpus = tmp_path / "home", write_corpus(tmp_path / "papers.jsonl", icml_lines(0, 40))
+    # Changed abstracts miss the shipped embedding cache: the first run has to embed them all.
+    home = tmp_path / "home"
+    corpus = write_corpus(tmp_path / "papers.jsonl", icml_lines(0, 40, changed=range(40)))
     first, progress = start_index(home, corpus)
     assert progress.wait_for(0), progress.text  # the lock is held from before the first batch
     second = run_rag(home, "index", "--corpus", str(corpus), timeout=300)
