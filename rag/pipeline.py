@@ -16,11 +16,13 @@ from typing import Any, Callable, Iterator, Sequence
 from . import factory
 from .answer import Generator, History
 from .answer.extractive import Extractive
+from .answer.listing import lister
 from .answer.prompting import Prompt
 from .answer.prompts import (CANNOT_ANSWER, NOTICE_FALLBACK, NOTICE_TRUNCATED, NOTICE_UNCITED,
                              NOTICE_UNSUPPORTED)
 from .answer.rewrite import normalise_history, standalone_query
 from .check.citations import check_citations
+from .check.metadata import metadata_answer
 from .check.reply import attribute_citations, is_abstention, output_problem
 from .check.support import check_support, prune_citations
 from .errors import GeneratorError, InputError
@@ -29,6 +31,7 @@ from .index.opened import Index
 from .models.embedders import Embedder
 from .retrieve.gate import passes, relevance
 from .retrieve.retrievers import Retriever
+from .retrieve.search import search
 from .settings import Settings
 from .text import Idf, clean_question
 from .types import Answer, Passage
@@ -121,14 +124,18 @@ class Pipeline:
         query = standalone_query(text, turns, llm)
         if query != text:
             timings["rewrite"] = (time.perf_counter() - t0) * 1000
-        passages = self.retriever.retrieve(query, s.k, s.max_per_paper)
+        found = search(text, query, self.retriever, self.index, s)  # what the question asks
+        query, passages = found.query, found.passages
         t1 = time.perf_counter()
         score = relevance(passages)
-        if not passes(passages, s.abstain_threshold):
+        if found.by_metadata:  # a person's papers, from the author index
+            answer = metadata_answer(text, found, self.reader()[0], notices)
+        elif not passes(passages, s.abstain_threshold) and not (found.skip_gate and passages):
             answer = _abstain(text, query, passages, self.generator_name, notices, score)
         else:
-            raw, gen_name, shown = yield from self._generate(text, passages, turns, notices, t0,
-                                                             timings)
+            raw, gen_name, shown = yield from self._generate(
+                text, passages, turns, notices, t0, timings,
+                lister(found, s.list_limit, self.reader()[0], notices))
             answer = self._finish(text, query, raw, passages, shown, gen_name, notices, score)
         t2 = time.perf_counter()
         answer.timings_ms = {"retrieve": (t1 - t0) * 1000, "generate": (t2 - t1) * 1000,
@@ -136,7 +143,7 @@ class Pipeline:
         yield answer
 
     def _generate(self, question: str, passages: list[Passage], history: History,
-                  notices: list[str], t0: float, timings: dict):
+                  notices: list[str], t0: float, timings: dict, listing: Generator | None):
         """(raw text, generator name, passages the generator was shown); streams the pieces.
 
         Every generator reads each passage's whole abstract (`whole_papers`). An LLM generator
@@ -145,12 +152,13 @@ class Pipeline:
         (`attribute_citations`), and citations their passage does not back are dropped
         (`prune_citations`). Whatever goes wrong with an LLM (an error before or during the
         stream, a stall, an empty, unreadable, uncited or wholly unsupported answer) ends in the
-        extractive answer with a notice."""
+        extractive answer with a notice. Lists and comparisons are written by `listing`
+        instead of the extractive reader."""
         name = self.generator_name
         pieces: list[str] = []
         passages = self.whole_papers(passages)
         if name == "extractive":
-            gen = self.reader()[1]
+            gen = listing or self.reader()[1]
             for piece in _timed(gen.generate(question, passages, history), t0, timings):
                 pieces.append(piece)
                 yield piece
@@ -176,7 +184,7 @@ class Pipeline:
         except Exception as exc:  # a backend bug must not cost the user the answer
             reason = f"unexpected {type(exc).__name__}"
         notices.append(NOTICE_FALLBACK.format(generator=name, reason=reason))
-        ext = self.reader()[1]
+        ext = listing or self.reader()[1]
         return "".join(ext.generate(question, passages, history)), ext.name, passages
 
     def whole_papers(self, passages: list[Passage]) -> list[Passage]:

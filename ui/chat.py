@@ -25,7 +25,7 @@ from rag.types import Answer
 from . import render
 
 log = logging.getLogger("ui")
-PREF_KEYS = ("corpus", "retriever", "k", "generator")
+PREF_KEYS = ("corpus", "retriever", "k", "generator", "list_limit")
 _LINK = re.compile(r"^(?P<kind>[cpx])/(?P<turn>\d+)(?:/(?P<n>\d+))?$")
 
 

@@ -28,7 +28,8 @@ def _argv_text(text: str) -> str:
 
 
 def _settings(args: argparse.Namespace) -> Settings:
-    overrides = {k: getattr(args, k, None) for k in ("corpus", "k", "retriever", "generator")}
+    overrides = {k: getattr(args, k, None)
+                 for k in ("corpus", "k", "retriever", "generator", "list_limit")}
     return Settings.load(**{k: v for k, v in overrides.items() if v is not None})
 
 
@@ -107,6 +108,8 @@ def build_parser() -> argparse.ArgumentParser:
             p.add_argument("-k", type=int, help="passages to retrieve")
             p.add_argument("--retriever", choices=RETRIEVERS)
             p.add_argument("--generator", choices=GENERATORS)
+            p.add_argument("--list-limit", type=int, dest="list_limit",
+                           help="papers a list answer shows (default 5)")
 
     p = sub.add_parser("index", help="build or update the index of a corpus")
     common(p)

@@ -130,6 +130,7 @@ def _settings(ui, base: Settings) -> None:
     ui.retriever_in.change(set_pref("retriever"), [ui.retriever_in, ui.prefs], ui.prefs,
                            **PRIVATE)
     ui.k_in.change(set_pref("k"), [ui.k_in, ui.prefs], ui.prefs, **PRIVATE)
+    ui.list_in.change(set_pref("list_limit"), [ui.list_in, ui.prefs], ui.prefs, **PRIVATE)
 
     def set_generator(value, prefs):
         status = availability.generator_status().get(value)

@@ -67,6 +67,7 @@ def corpus_status(settings: Settings) -> tuple[str, bool]:
 
 def prefs_of(settings: Settings) -> dict[str, Any]:
     return {"corpus": settings.corpus, "retriever": settings.retriever, "k": settings.k,
+            "list_limit": settings.list_limit,
             "generator": settings.generator}
 
 
@@ -120,6 +121,8 @@ def _settings_panel(ui, base: Settings, corpora, note: str, offer_build: bool) -
                                            elem_id="rag-retriever")
                 ui.k_in = gr.Slider(1, 20, value=base.k, step=1, label="Passages (k)",
                                     elem_id="rag-k")
+                ui.list_in = gr.Slider(1, 40, value=base.list_limit, step=1,
+                                       label="Papers in a list answer", elem_id="rag-list-limit")
             with gr.Column():
                 ui.generator_in = gr.Radio(GENERATORS, value=base.generator, label="Generator",
                                            elem_id="rag-generator")

@@ -73,8 +73,9 @@ def meta_html(answer: Answer, turn: int) -> str:
     bits = [f'<span class="rag-gen">{esc(answer.generator)}</span>',
             f'<span>retrieve {_ms(t.get("retrieve", 0.0))}</span>',
             f'<span>generate {_ms(t.get("generate", 0.0))}</span>']
-    rewritten = bool(answer.query) and answer.query.strip() != answer.question.strip()
-    label = "Searched as (follow-up rewritten)" if rewritten else "Searched as"
+    # A follow-up's query adds the conversation's words; a topic query only drops some.
+    words = [set(re.findall(r"\w+", t.lower())) for t in (answer.query, answer.question)]
+    label = "Searched as (follow-up rewritten)" if words[0] - words[1] else "Searched as"
     query = (f'<details class="rag-query"><summary>{label}</summary>'
              f'<code>{esc(answer.query or answer.question)}</code></details>')
     export = f'<a class="rag-act" href="#rag:x/{turn}">Export</a>' if answer.citations else ""
@@ -88,10 +89,11 @@ def notices_html(notices: Sequence[str]) -> str:
 def answer_html(answer: Answer, turn: int) -> str:
     """The whole assistant message for a finished answer (or an abstention)."""
     if answer.abstained:
+        own = answer.text.strip() not in ("", CANNOT_ANSWER)  # "No paper by X in this corpus."
+        sub = "" if own else "No retrieved abstract supports an answer with a citation."
         return ('<div class="rag-answer rag-abstained">'
-                f'<div class="rag-abstain-head">{esc(CANNOT_ANSWER)}</div>'
-                '<p class="rag-abstain-sub">No retrieved abstract supports an answer with a '
-                'citation.</p>'
+                f'<div class="rag-abstain-head">{esc(answer.text if own else CANNOT_ANSWER)}</div>'
+                + (f'<p class="rag-abstain-sub">{sub}</p>' if sub else '') +
                 f'{notices_html(answer.notices)}{suggestions_html(answer, turn)}'
                 f'{meta_html(answer, turn)}</div>')
     titles = {c.n: c.passage.title for c in answer.citations}

@@ -2,8 +2,8 @@
 
 No language model: each sentence of the retrieved passages is scored against the question
 (the IDF-weighted share of the question's terms it contains, plus its passage's cosine
-similarity to the question), and the best ones are quoted verbatim with their `[n]`, so the answer is faithful by construction. A question asking
-for several papers ("which papers study X?") gets one line per relevant paper with its title.
+similarity to the question), and the best ones are quoted verbatim with their `[n]`, so the answer is faithful by construction. Questions asking
+for several papers ("which papers study X?") are answered by `listing.py`.
 
 Example: "Which kernels avoid mean reversion?" -> "We show that non-positive kernels ... [1]"
 """
@@ -17,19 +17,12 @@ from ..text import content_terms, coverage
 from ..types import Passage
 from . import History
 
-_LIST = re.compile(
-    r"\b(which|what|list|name|any|some|all)\b.{0,40}\b(papers|works|studies|articles|methods|"
-    r"approaches|abstracts|publications)\b|\blist\b|\bpapers (that|which|about|on)\b", re.I)
 MAX_SENTENCES = 3
 
 
 def weighted_coverage(question: str, sentence: str, idf=None) -> float:
     """IDF-weighted share of the question's terms that the sentence contains (0 if none)."""
     return coverage(question, sentence, idf) if content_terms(question) else 0.0
-
-
-def is_list_question(question: str) -> bool:
-    return bool(_LIST.search(question))
 
 
 class Extractive:
@@ -58,17 +51,6 @@ class Extractive:
         pool = [passages[i] for i in relevant]
         scored = self.score_sentences(question, pool)
         if not scored:
-            return
-        best: dict[int, tuple[float, int, int, str]] = {}
-        for row in scored:
-            if row[1] not in best or row[0] > best[row[1]][0]:
-                best[row[1]] = row
-        if is_list_question(question) and len(best) > 1:
-            lines = []
-            for pi in sorted(best, key=lambda i: pool[i].rank or i):
-                _, _, _, sent = best[pi]
-                lines.append(f"- {pool[pi].title}: {cite(sent, relevant[pi] + 1)}")
-            yield "\n".join(lines)
             return
         scored.sort(key=lambda r: (-r[0], r[1], r[2]))
         top = scored[0][0]

@@ -2,16 +2,17 @@
 
 - `Listing` (a generator, no LLM): one line per retrieved paper, "- Title: its best sentence
   for the topic [n].", for the first `limit` papers (retrieval already dropped those under the
-  relevance floor), then how many more relevant papers there are. A comparison of two named
-  papers is the same with two lines.
+  relevance floor); `lister` adds a notice saying how many more relevant papers there are. A
+  comparison of two named papers is the same with two lines.
 - `person_lines`: a person's papers from the metadata, "- Title (with co-authors; link): what
   it does [n].", and the same lines with the claim alone, which is what the support check
   judges (the title, names and link are the cited paper's own record).
 The line for a paper quotes the abstract verbatim, so it is faithful by construction; it does
 not summarise, nor say how the listed papers relate to each other.
 
-Example: Listing(limit=2).generate("papers on X", [p1, p2, p3]) ->
-    "- Title 1: We study X [1].\\n- Title 2: X helps [2].\\n1 more relevant paper: ..."
+Example: Listing("X", limit=2).generate("papers on X", [p1, p2, p3]) ->
+    "- Title 1: We study X [1].\\n- Title 2: X helps [2]." (and the notice "1 more relevant
+    paper is not listed: ...")
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import re
 from typing import Iterator, Sequence
 
 from ..retrieve.authors import name_key, split_authors
+from ..retrieve.search import Search
 from ..types import Passage
 from . import History
 from .extractive import cite, weighted_coverage
@@ -50,10 +52,11 @@ def best_sentence(topic: str, passage: Passage, idf=None) -> str:
     return max(scored)[2]
 
 
-def more_line(more: int, limit: int) -> str:
-    noun = "paper" if more == 1 else "papers"
-    return (f"{more} more relevant {noun} beyond these {limit}; raise the list length "
-            f"(setting list_limit) to see {'it' if more == 1 else 'them'}.")
+def more_notice(more: int, limit: int) -> str:
+    """What the answer says when more papers are relevant than the list shows."""
+    noun = "paper is" if more == 1 else "papers are"
+    return (f"{more} more relevant {noun} not listed: raise \u201cPapers in a list answer\u201d "
+            f"in Settings (list_limit, now {limit}) to see {'it' if more == 1 else 'them'}.")
 
 
 class Listing:
@@ -69,11 +72,21 @@ class Listing:
         if not passages:
             return
         topic = self.topic or question
-        lines = [f"- {p.title}: {cite(best_sentence(topic, p, self.idf), n)}"
-                 for n, p in enumerate(passages[: self.limit], start=1)]
-        if len(passages) > self.limit:
-            lines.append(more_line(len(passages) - self.limit, self.limit))
-        yield "\n".join(lines)
+        yield "\n".join(f"- {p.title}: {cite(best_sentence(topic, p, self.idf), n)}"
+                         for n, p in enumerate(passages[: self.limit], start=1))
+
+
+def lister(found: Search, limit: int = DEFAULT_LIMIT, idf=None, notices: list | None = None
+           ) -> Listing | None:
+    """The generator of a list or comparison question (None for other questions); a list with
+    more relevant papers than `limit` adds a notice saying how many to `notices`."""
+    if found.intent.kind == "list":
+        if notices is not None and len(found.passages) > limit:
+            notices.append(more_notice(len(found.passages) - limit, limit))
+        return Listing(found.intent.query, limit, idf)
+    if found.intent.kind == "compare":
+        return Listing(found.intent.query, len(found.passages), idf)
+    return None
 
 
 def coauthors(authors: str, person: str) -> str:
