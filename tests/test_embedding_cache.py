@@ -156,3 +156,17 @@ def test_the_cache_file_ships_as_package_data_and_the_default_corpus_is_icml2024
     assert any(fnmatch.fnmatch(f"embeddings-{MINILM.lower()}.npz", p) for p in patterns)
     assert (ROOT / "seeds" / f"embeddings-{MINILM.lower()}.npz").stat().st_size < 8_000_000
     assert Settings.load(home=str(tmp_path / "home"), env={}).corpus == "icml2024"
+
+
+def test_the_builder_embeds_from_scratch_and_then_reuses(tmp_path, monkeypatch, cache, wanted,
+                                                         embedder):
+    from rag.index import cache_build
+
+    some = dict(sorted(wanted.items())[:3])
+    monkeypatch.setattr(cache_build, "wanted_texts", lambda: some)
+    assert cache_build.build(tmp_path, embedder=embedder) == (0, 3)
+    built = EmbeddingCache.load(tmp_path / f"embeddings-{MINILM.lower()}.npz")
+    assert built.embedder == MINILM and sorted(built.keys) == sorted(some)
+    for text in some.values():
+        assert float(np.dot(built.get(text), cache.get(text))) > 0.9999
+    assert cache_build.build(tmp_path, embedder=embedder) == (3, 0)  # nothing changed
