@@ -14,6 +14,7 @@ AUTHORS = AuthorIndex({
     "p3": "Bernhard Schölkopf, Yu Li",
     "p4": "Pan Li, Michael I. Jordan, Jia (Kevin) Liu",
     "p5": "Christopher A. Choquette Choo, Sam Levine",
+    "p6": "Yixuan Zhang", "p7": "Yixuan Zhang", "p8": "YIXUAN ZHANG",
 })
 PAPERS = {"Sergey Levine": {"p1", "p2"}, "Bernhard Schölkopf": {"p3"}, "Michael I. Jordan": {"p4"},
           "Jia (Kevin) Liu": {"p4"}, "Chelsea Finn": {"p1"}, "Sam Levine": {"p5"},
@@ -34,6 +35,12 @@ def test_a_name_is_found_in_any_case_without_accents_by_initial_or_surname(writt
     assert set(match.papers) == PAPERS[name]
 
 
+
+
+def test_spellings_of_one_name_are_one_author_shown_as_the_commonest():
+    match = AUTHORS.lookup("yixuan zhang")
+    assert (match.status, match.names, set(match.papers)) == ("found", ("Yixuan Zhang",),
+                                                              {"p6", "p7", "p8"})
 
 
 @pytest.mark.parametrize("written, names", [

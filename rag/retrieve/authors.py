@@ -56,21 +56,22 @@ class AuthorIndex:
     """Every author name of a corpus, by normal form, with the papers listing it."""
 
     def __init__(self, authors_of: Mapping[str, str]):
-        """`authors_of`: paper id -> comma-separated author list."""
-        self.papers_of: dict[str, list[str]] = {}  # display name -> paper ids
-        self.by_key: dict[tuple[str, ...], list[str]] = {}  # normal form -> display names
+        """`authors_of`: paper id -> comma-separated author list. Spellings with one normal
+        form are one author ("Yixuan Zhang", "YIXUAN ZHANG"), shown as its commonest one."""
+        self.papers: dict[tuple[str, ...], list[str]] = {}  # normal form -> paper ids
+        spellings: dict[tuple[str, ...], dict[str, int]] = {}
         for pid, authors in authors_of.items():
             for name in split_authors(authors):
                 key = name_key(name)
                 if not key:
                     continue
-                if name not in self.papers_of:
-                    self.papers_of[name] = []
-                    self.by_key.setdefault(key, []).append(name)
-                if pid not in self.papers_of[name]:
-                    self.papers_of[name].append(pid)
+                seen = spellings.setdefault(key, {})
+                seen[name] = seen.get(name, 0) + 1
+                if pid not in self.papers.setdefault(key, []):
+                    self.papers[key].append(pid)
+        self.shown = {key: max(seen, key=lambda n: (seen[n], n)) for key, seen in spellings.items()}
         self.by_last: dict[str, list[tuple[str, ...]]] = {}
-        for key in self.by_key:
+        for key in self.papers:
             self.by_last.setdefault(key[-1], []).append(key)
 
     def __contains__(self, name: str) -> bool:
@@ -79,17 +80,16 @@ class AuthorIndex:
     def lookup(self, name: str) -> AuthorMatch:
         """The author(s) `name` stands for (module doc)."""
         key = name_key(name)
-        keys = self._candidates(key) if key else []
-        names = sorted({n for k in keys for n in self.by_key[k]},
-                       key=lambda n: (-len(self.papers_of[n]), n))
-        if not names:
+        keys = sorted(self._candidates(key) if key else [],
+                      key=lambda k: (-len(self.papers[k]), self.shown[k]))
+        if not keys:
             return AuthorMatch(name, "missing")
-        if len(names) > 1:
-            return AuthorMatch(name, "ambiguous", tuple(names))
-        return AuthorMatch(name, "found", (names[0],), tuple(self.papers_of[names[0]]))
+        if len(keys) > 1:
+            return AuthorMatch(name, "ambiguous", tuple(self.shown[k] for k in keys))
+        return AuthorMatch(name, "found", (self.shown[keys[0]],), tuple(self.papers[keys[0]]))
 
     def _candidates(self, key: tuple[str, ...]) -> list[tuple[str, ...]]:
-        if key in self.by_key:
+        if key in self.papers:
             return [key]
         same_last = self.by_last.get(key[-1], [])
         if len(key) == 1:  # a surname alone

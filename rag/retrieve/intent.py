@@ -75,7 +75,7 @@ _NOUNS = r"(?:papers?|works?|publications?|research|contributions?|articles?)"
 _PERSON = [(re.compile(p, _I), strong) for p, strong in (
     (rf"\b{_NOUNS}\s+(?:by|from|of)\s+{_NAME}{_TOPIC}$", True),
     (rf"\b(?:authored|written|co-?authored|presented|published)\s+by\s+{_NAME}{_TOPIC}$", True),
-    (rf"(?:^|\s){_NAME}['’]s?\s+{_NOUNS}{_TOPIC}$", True),
+    (rf"(?:^|\s){_NAME}['’]s\s+{_NOUNS}{_TOPIC}$", True),
     (rf"\bis\s+{_NAME}\s+(?:an?\s+)?(?:author|co-?author)\b", True),
     (rf"\b{_NOUNS}\s+(?:with|where|that)\s+{_NAME}\s+(?:as|is)\s+(?:an?\s+)?(?:co-?)?author",
      True),
@@ -96,7 +96,8 @@ _NOT_NAME = frozenset(
     "the a an this that these those it they them he she his her their its paper papers work "
     "works authors author method methods model models approach people researchers team group "
     "someone anyone you we i me my our your who what which all any some each other others same "
-    "first second last new recent best show list find tell give see about of on me".split())
+    "first second last new recent best show list find tell give see about of on me for with "
+    "in and or to from by at via without using".split())
 
 
 def without_conference(text: str) -> str:

@@ -29,7 +29,7 @@ from .intent import Intent, is_list, topic_of, understand, without_conference
 
 LIST_POOL = 40  # passages a list question retrieves, to count the relevant papers
 LIST_COVERAGE = 0.5  # IDF-weighted share of the topic's words a listed paper must contain
-LIST_DENSE = 0.5  # or the cosine that lists a paper whatever its words
+LIST_DENSE = 0.55  # or the cosine that lists a paper whatever its words
 TOPIC_COVERAGE = 0.5  # IDF-weighted share of a person's topic words a paper must contain
 
 
@@ -61,9 +61,14 @@ def search(question: str, query: str, retriever, index: Index, settings: Setting
     if query != question:  # a follow-up: search the rewrite, keep this question's kind
         intent = dataclasses.replace(intent, query=understand(query).query)
     cat = catalog(index)
+    if intent.kind == "list" and 2 <= len(intent.query.split()) <= 4 and \
+            cat.authors.lookup(intent.query).status == "found":  # "Sergey Levine papers"
+        intent = Intent("person", intent.query, person=intent.query, strong=True)
     if intent.kind == "person":
         match = cat.authors.lookup(intent.person)
-        if match.status != "missing" or intent.strong or len(intent.person.split()) > 1:
+        named = match.status == "missing" and cat.titles.match(question)  # a title, not a name
+        if not named and (match.status != "missing" or intent.strong
+                          or len(intent.person.split()) > 1):
             return _person(intent, match, cat, retriever, index)
         kind = "list" if is_list(question) else "fact"
         intent = Intent(kind, topic_of(query) if kind == "list" else without_conference(query))
