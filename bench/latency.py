@@ -78,6 +78,7 @@ def build_synthetic(n: int = 50_000, vectors: str = "mix") -> Path:
     from rag.index.store import store_for
     from rag.settings import Settings
     from rag.index.store import Store
+    from rag.index.schema import indexed_text
 
     CACHE.mkdir(parents=True, exist_ok=True)
     settings = Settings.load(home=str(BENCH_HOME), env={})
@@ -123,7 +124,9 @@ def build_synthetic(n: int = 50_000, vectors: str = "mix") -> Path:
             vecs = list(_model_vectors(model, texts))
         np.savez(cache_file, texts=np.array(texts, dtype=object), vectors=np.stack(vecs))
     data = np.load(cache_file, allow_pickle=True)
-    cached = dict(zip(data["texts"].tolist(), data["vectors"]))
+    # Keyed by what build_index embeds: the title, then the (single) chunk.
+    cached = {indexed_text(f"Synthetic passage {i}", t): v
+              for i, (t, v) in enumerate(zip(data["texts"].tolist(), data["vectors"]))}
     build_index(settings, _Cached(model, cached), store_for(settings), str(SYNTHETIC))
     return SYNTHETIC
 
