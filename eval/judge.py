@@ -1,7 +1,7 @@
 """The optional LLM judge (`rag eval --judge`): is an answer correct against the reference?
 
-Uses the configured OpenAI-compatible endpoint through `rag.openai_api` (imported lazily, so the
-offline evals never need it). The judge is skipped, with a reason, when no endpoint is
+Uses the configured OpenAI-compatible endpoint through `rag.models.openai_api` (imported
+lazily, so the offline evals never need it). The judge is skipped, with a reason, when no endpoint is
 configured or the client cannot be imported; when the endpoint fails, that question gets no
 verdict and, after `MAX_FAILURES` failures in a row, the judge stops for the rest of the run.
 Only answerable questions with a reference answer are judged; abstention is measured offline.

@@ -61,9 +61,9 @@ def content_terms(text: str) -> set[str]:
 def coverage(claim: str, evidence: str, idf: Idf | None = None) -> float:
     """Share of the claim's content words found in the evidence (1.0 for an empty claim).
 
-    With an index's `(vocabulary, idf)` table (`rag.index.bm25.idf_table`) each word counts by its IDF,
-    and a word the index has never seen counts as the rarest: "translation" weighs more than
-    "papers", so restating a question's common words does not pass for support.
+    With an index's `(vocabulary, idf)` table (`rag.index.bm25.idf_table`) each word counts by
+    its IDF, and a word the index has never seen counts as the rarest: "translation" weighs more
+    than "papers", so restating a question's common words does not pass for support.
     Example: coverage("HesScale builds on BL89", "HesScale improves BL89.") == 2/3 unweighted."""
     weights = term_weights(claim, idf)
     if not weights:

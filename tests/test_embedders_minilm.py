@@ -37,7 +37,7 @@ def test_batching_and_order_do_not_change_a_vector(embedder):
 
 
 def test_embedding_does_not_import_sentence_transformers():
-    code = ("import sys; from rag.embedders import MiniLM; MiniLM().embed(['x']); "
+    code = ("import sys; from rag.models.embedders import MiniLM; MiniLM().embed(['x']); "
             "print('sentence_transformers' in sys.modules, 'transformers' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
                          timeout=300)
