@@ -101,8 +101,9 @@ def test_a_list_has_one_cited_line_per_paper_up_to_the_limit_and_says_how_many_m
         assert line.startswith(f"- {p.title}: ") and line.endswith(f"[{n}].")
     more = len(full.passages) - 2
     assert short.text.split("\n") == lines[:2] and full.notices == []
-    assert short.notices == [f"{more} more relevant papers are not listed: raise \u201cPapers in "
-                             "a list answer\u201d in Settings (list_limit, now 2) to see them."]
+    assert short.notices == [f"{more} more relevant papers are not listed: raise list_limit (now "
+                             "2; \u201cPapers in a list answer\u201d in the chat's Settings, "
+                             "--list-limit for rag ask) to see them."]
     assert all(s.supported and s.citations for s in full.sentences)
 
 

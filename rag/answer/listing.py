@@ -55,8 +55,9 @@ def best_sentence(topic: str, passage: Passage, idf=None) -> str:
 def more_notice(more: int, limit: int) -> str:
     """What the answer says when more papers are relevant than the list shows."""
     noun = "paper is" if more == 1 else "papers are"
-    return (f"{more} more relevant {noun} not listed: raise \u201cPapers in a list answer\u201d "
-            f"in Settings (list_limit, now {limit}) to see {'it' if more == 1 else 'them'}.")
+    return (f"{more} more relevant {noun} not listed: raise list_limit (now {limit}; \u201cPapers "
+            f"in a list answer\u201d in the chat's Settings, --list-limit for rag ask) to see "
+            f"{'it' if more == 1 else 'them'}.")
 
 
 class Listing:
