@@ -21,7 +21,7 @@ LINE = re.compile(r"^- (?P<title>.+) \(with (?P<others>.+); (?P<url>https://\S+)
 
 @pytest.mark.parametrize("question", [
     "Which papers did Felix Dangel publish at ICML 2024?", "papers by f. dangel",
-    "What did Dangel present?", "Show me Felix Dangel's papers",
+    "What did Dangel present?", "Show me Felix Dangel's papers", "Felix Dangel papers",
 ])
 def test_a_person_gets_every_paper_of_theirs_as_a_cited_line(seed_settings, question):
     answer = rag.ask(question, settings=seed_settings)
@@ -105,6 +105,13 @@ def test_a_list_has_one_cited_line_per_paper_up_to_the_limit_and_says_how_many_m
                              "2; \u201cPapers in a list answer\u201d in the chat's Settings, "
                              "--list-limit for rag ask) to see them."]
     assert all(s.supported and s.citations for s in full.sentences)
+
+
+def test_the_topic_searched_is_shown_as_searched_as_and_not_as_a_follow_up(seed_settings):
+    answer = rag.ask("What are the best papers on diffusion models at ICML 2024?",
+                     settings=seed_settings)
+    html = render.answer_html(answer, turn=0)
+    assert "Searched as</summary><code>diffusion models</code>" in html
 
 
 @pytest.mark.parametrize("noisy", [
