@@ -4,8 +4,10 @@ A sentence is supported when its content words are covered by one cited passage'
 passage), by at least `MIN_COVERAGE`; with an embedder, a paraphrase with lower word overlap
 also counts if it is close in meaning (`MIN_COSINE`). Whatever the overlap, a sentence that states
 a number none of its cited passages contain (an invented "factor of 2", a changed percentage) is
-unsupported. This catches invented facts, numbers and names; it does not catch a negation flipped
-with the same words, nor a number the abstract states about something else.
+unsupported, and so is one that states a number or a name in another role than its cited
+passages do (`roles.roles_unbacked`: "a perplexity of 2.0" where the abstract has "a 2x speedup",
+"8 GPUs" where it has "8 layers", "GPT-4" where it names only GPT-3). This catches invented
+facts, numbers and names; it does not catch a negation flipped with the same words.
 
 With the index's IDF table, words count by their rarity (`text.coverage`), so a sentence that
 restates the question's common words ("the papers that improve X are [1][2]") is backed only if
@@ -28,6 +30,7 @@ import numpy as np
 
 from ..ingest.chunking import split_sentences
 from .citations import MARKER, Checked, markers_before_end
+from .roles import roles_unbacked
 from ..text import Idf, content_terms, coverage, term_weights
 from ..types import Passage
 
@@ -90,7 +93,7 @@ def check_support(checked: Checked, embedder=None, idf: Idf | None = None) -> No
                 if cov > best_cov:
                     best_cov, best_text = cov, evidence
         sent.support = best_cov
-        if unbacked_numbers(claim, evidence_texts):
+        if unbacked_numbers(claim, evidence_texts) or roles_unbacked(claim, evidence_texts):
             sent.supported = False
             continue
         sent.supported = best_cov >= MIN_COVERAGE

@@ -1,0 +1,104 @@
+"""Names in an answer sentence: each must be one the cited evidence states (issue 17, item 6).
+
+A name is a word written as one: mixed case ("ImageNet", "LLaMA"), capitals ("DARE", "SFT"),
+letters with digits ("GPT-4", "WikiText-103", "ResNet-18"), or a capitalised word inside the
+sentence ("Atari", "Heisenberg"; the sentence's first word and titles do not count). Common
+acronyms (`GENERIC_ACRONYMS`: "LLMs", "GPU", "SOTA", "SGD") are words, not names. A name is backed
+when the evidence writes it too, case, hyphens and a plural "s" aside; one without digits may
+also be written in parts ("DeiT-Tiny" as "DeiT Tiny"; "LLM-based" needs no "based"); one with
+digits must match whole.
+
+Example: "It beats GPT-4 on ImageNet [1]." citing an abstract on GPT-3 and ImageNet -> ['GPT-4'].
+Example: "It is tested on Llama-7B [1]." citing "... for Llama 7B and Falcon 7B" -> [].
+Example: "FUSH^2 has 16 regions [1]." citing "FUSH$^2$ ..." -> [] (LaTeX is read as text).
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..text import tokenize
+
+GENERIC_ACRONYMS = frozenset(
+    "sota llm llms gpu gpus cpu cpus tpu tpus ai ml nlp rl cv api apis ood iid dnn dnns cnn cnns "
+    "rnn rnns gnn gnns vlm vlms lms lm nn ii iii iv sgd gd mlp mlps rlhf vae vaes gan gans kl mse "
+    "pca svm gp gps mcmc".split())
+_GREEK = frozenset("alpha beta gamma delta epsilon zeta eta theta lambda mu pi rho sigma tau phi "
+                   "chi psi omega".split())
+_CHUNK = r"[A-Za-z0-9][\w\-'’.]*"
+
+
+def clean(text: str) -> str:
+    """LaTeX and markdown out: "$2.1\\times$" -> "2.1×", "9\\%" -> "9%", "$L_1$" -> "L1",
+    "$\\frac{1}{T}$" -> "1/T", "$\\Delta$-IRIS" -> "Delta-IRIS", "CTCNet's" -> "CTCNet"."""
+    text = re.sub(r"\s?\\times\b", "×", text).replace("\\%", "%")
+    text = re.sub(r"\\frac\{([^{}]*)\}\{([^{}]*)\}", r"\1/\2", text)
+    text = re.sub(r"\\([A-Za-z]+)", lambda m: m.group(1) if m.group(1).lower() in _GREEK else " ",
+                  text)
+    text = re.sub(r"(\w)['’]s\b", r"\1", text)
+    return re.sub(r"[${}\\_*]", "", text).replace("^", " ")
+
+
+def is_name(word: str, initial: bool) -> bool:
+    """Whether `word` is written as a name; `initial`: it starts its sentence or clause."""
+    letters = re.sub(r"[^A-Za-z]", "", word)
+    if len(letters) < 2 and not re.search(r"\d", word) or not re.search(r"[A-Z]", word):
+        return False
+    if re.sub(r"[^a-z0-9]", "", word.lower()).rstrip("s") in GENERIC_ACRONYMS:
+        return False
+    inner_caps = re.search(r"[A-Z]", word[1:]) is not None
+    return inner_caps or bool(re.search(r"\d", word)) or not initial
+
+
+def _title_case(sentence: str) -> bool:
+    words = re.findall(r"[A-Za-z]{4,}", sentence)
+    return len(words) >= 2 and sum(w[0].isupper() for w in words) > 0.6 * len(words)
+
+
+def name_stems(sentences: list[str]) -> set[str]:
+    """Stems of the words written as names in these sentences (titles skipped)."""
+    stems = set()
+    for sentence in sentences:
+        if _title_case(sentence):
+            continue
+        for i, m in enumerate(re.finditer(r"[A-Za-z][A-Za-z0-9]*", sentence)):
+            if is_name(m.group(0), i == 0 or sentence[:m.start()].rstrip()[-1:] in ":;(-\"'"):
+                stems.update(tokenize(m.group(0)))
+    return stems
+
+
+def _form(name: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", name.lower()).rstrip("s")
+
+
+def _forms(text: str) -> set[str]:
+    """Normalised spellings a name may take in the text: its words, their alphanumeric runs and
+    each two runs in a row ("GPT 4" and "GPT-4" for "GPT4")."""
+    runs = re.findall(r"[A-Za-z0-9]+", text)
+    forms = {_form(c) for c in re.findall(_CHUNK, text)} | {_form(r) for r in runs}
+    return forms | {_form(a + b) for a, b in zip(runs, runs[1:])}
+
+
+def claim_names(claim: str) -> list[str]:
+    """The names a sentence states: "Spider beats GPT-4 on ImageNet" -> ['GPT-4', 'ImageNet']."""
+    claim = clean(claim)
+    names = []
+    for m in re.finditer(_CHUNK, claim):
+        word = re.sub(r"['’]s$", "", m.group(0).rstrip(".'’-"))
+        before = claim[:m.start()].rstrip()
+        initial = not before or before[-1] in ".:;([\"'!?-" or before.endswith("]")
+        if is_name(word, initial) and re.match(r"[A-Za-z]", word):
+            names.append(word)
+    return names
+
+
+def names_unbacked(claim: str, evidence: list[str]) -> list[str]:
+    """The names of `claim` that no evidence text writes (module doc)."""
+    forms = set().union(*(_forms(clean(t)) for t in evidence)) if evidence else set()
+    wrong = []
+    for name in claim_names(claim):
+        parts = [p for p in re.findall(r"[A-Za-z0-9]+", name) if is_name(p, False)]
+        if _form(name) not in forms and (re.search(r"\d", name)
+                                         or not all(_form(p) in forms for p in parts)):
+            wrong.append(name)
+    return wrong

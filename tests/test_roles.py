@@ -1,0 +1,170 @@
+"""The role check: a number or a name counts only where a cited abstract states it in that role.
+
+Answers are written against REAL abstracts of the shipped ICML 2024 corpus (seeds/icml2024.jsonl):
+restatements of a number in its role (verbatim quotes, paraphrases, ranges, percentages, "2x"
+for "twice") must pass; the same digits moved to another quantity must not.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+
+import pytest
+
+from conftest import ROOT
+from rag.check.citations import check_citations
+from rag.check.names import claim_names
+from rag.check.roles import roles_unbacked
+from rag.check.support import MIN_COVERAGE, check_support, unbacked_numbers
+from rag.ingest.chunking import split_sentences
+from rag.text import coverage
+from rag.types import Passage
+
+
+@functools.lru_cache(maxsize=1)
+def _corpus() -> dict[str, dict]:
+    with open(ROOT / "seeds" / "icml2024.jsonl", encoding="utf-8") as f:
+        return {row["id"]: row for row in map(json.loads, f)}
+
+
+def _evidence(poster: str) -> str:
+    paper = _corpus()[f"icml2024-poster-{poster}"]
+    return f"{paper['title']}. {paper['abstract']}"
+
+
+IN_ROLE, OUT = True, False
+CASES = [
+    # EVEREST (33105): "... over 16 nodes with 128 NVIDIA A100 GPUs ... a single machine with 8 GPUs"
+    ("33105", "EVEREST pre-trains and fine-tunes on a single machine with 8 GPUs.", IN_ROLE),
+    ("33105", "Masked video autoencoders use 16 nodes with 128 A100 GPUs.", IN_ROLE),
+    ("33105", "EVEREST stacks 16 transformer layers.", OUT),             # nodes -> layers
+    ("33105", "EVEREST discards 8% of the tokens.", OUT),                # 8 GPUs -> a percentage
+    # HyperDistill (33853): "reduces model size by 6-14 times, and computational cost by 67-160 times"
+    ("33853", "HyperDistill reduces model size by 6-14 times.", IN_ROLE),               # verbatim
+    ("33853", "Its models are 6–14x smaller than the transformer teacher.", IN_ROLE),  # dash, x
+    ("33853", "It cuts computational cost by 67 to 160 times.", IN_ROLE),
+    ("33853", "HyperDistill was trained on 6–14 hours of robot data.", OUT),  # times -> hours
+    ("33853", "It reaches 67% of the teacher's performance.", OUT),           # times -> percent
+    # PolySketchFormer (33417): "our model achieves 2x speedup in training compared to FlashAttention"
+    ("33417", "PolySketchFormer trains 2x faster than FlashAttention at 32k context length.", IN_ROLE),
+    ("33417", "It gives a 2× training speedup over FlashAttention.", IN_ROLE),
+    ("33417", "PolySketchFormer reaches a perplexity of 2.0.", OUT),          # speedup -> perplexity
+    ("33417", "It was trained on 32 TPUs.", OUT),                             # 32k context -> TPUs
+    # APT (32904): "up to 98% task performance ... with 40% parameters left ... 86.4% LLaMA models'
+    # performance with 70% parameters remaining ... speeds up fine-tuning by up to 8x ... memory
+    # training footprint by up to 70%"
+    ("32904", "APT keeps up to 98% of task performance with 40% of the parameters left.", IN_ROLE),
+    ("32904", "APT cuts the training memory footprint of large LMs by up to 70%.", IN_ROLE),
+    ("32904", "APT speeds up LM fine-tuning by up to 8 times.", IN_ROLE),
+    ("32904", "APT reaches 40% accuracy.", OUT),                              # parameters -> accuracy
+    ("32904", "APT prunes 86.4% of the parameters of LLaMA models.", OUT),    # performance -> pruned
+    ("32904", "APT improves accuracy by 8%.", OUT),                           # 8x -> 8%
+    # SIFT (32803): "a 110M parameter 12 layer BERT base model ... to reach 64% validation accuracy,
+    # SIFT ... takes ~43 hours compared to ~57 hours of vanilla training"
+    ("32803", "SIFT reaches 64% validation accuracy in about 43 hours instead of 57.", IN_ROLE),
+    ("32803", "SIFT is evaluated on a 12-layer BERT base model with 110M parameters.", IN_ROLE),
+    ("32803", "SIFT trains the model on 12 GPUs.", OUT),                      # layers -> GPUs
+    ("32803", "SIFT reaches 43% validation accuracy.", OUT),                  # hours -> accuracy
+    ("32803", "SIFT trains BERT in 12 hours.", OUT),                          # layers -> hours
+    # In-context language learning (35057): "reducing the perplexity of 340M-parameter Transformers
+    # by up to 1.14 points (6.7%) on the SlimPajama dataset"
+    ("35057", "Hard-wired n-gram heads cut the perplexity of 340M-parameter Transformers by up to "
+              "1.14 points on SlimPajama.", IN_ROLE),
+    ("35057", "The heads lower perplexity by 6.7% on SlimPajama.", IN_ROLE),
+    ("35057", "The model reaches a perplexity of 6.7 on SlimPajama.", OUT),   # 6.7% -> perplexity
+    ("35057", "The Transformers are evaluated on 340 regular languages.", OUT),  # 340M -> 340
+    # REM (34279): "a 15.4x faster imagination ... superhuman performance on 12 out of 26 games of
+    # the Atari 100K benchmark, while training in less than 12 hours"
+    ("34279", "REM imagines 15.4x faster than prior token-based world models.", IN_ROLE),
+    ("34279", "REM is superhuman on 12 of the 26 Atari 100K games.", IN_ROLE),
+    ("34279", "REM trains in under 12 hours.", IN_ROLE),
+    ("34279", "REM trains in 15.4 hours.", OUT),                              # 15.4x -> hours
+    ("34279", "REM needed 26 hours of training.", OUT),                       # games -> hours
+    # BiLLM (32992): "8.41 perplexity on LLaMA2-70B with only 1.08-bit weights ... binarization
+    # of a 7-billion LLM within 0.5 hours on a single GPU"
+    ("32992", "BiLLM reaches 8.41 perplexity on LLaMA2-70B with 1.08-bit weights.", IN_ROLE),
+    ("32992", "BiLLM binarizes a 7-billion-parameter LLM in 0.5 hours on a single GPU.", IN_ROLE),
+    ("32992", "BiLLM stores 1.08 bits per weight.", IN_ROLE),
+    ("32992", "BiLLM reaches 8.41% accuracy.", OUT),                          # perplexity -> %
+    ("32992", "BiLLM binarizes LLaMA2-70B in 8.41 hours.", OUT),              # perplexity -> hours
+    # Exact orthogonal initialization (32889): "training highly sparse 1000-layer MLP and CNN networks"
+    ("32889", "EOI trains highly sparse 1000-layer MLPs and CNNs.", IN_ROLE),
+    ("32889", "EOI was trained on 1000 GPUs.", OUT),                          # layers -> GPUs
+    # KV-Runahead (34175): "over 1.4x and 1.6x speedups for Llama 7B and Falcon 7B respectively"
+    ("34175", "KV-Runahead speeds up the prompt phase by over 1.4x for Llama 7B.", IN_ROLE),
+    ("34175", "It gives a 1.6x speedup for Falcon 7B.", IN_ROLE),
+    ("34175", "KV-Runahead cuts time-to-first-token by 1.6%.", OUT),          # 1.6x -> 1.6%
+    # Collage (34271): "up to 3.7x speedup and ~15% to 23% less memory usage"
+    ("34271", "Collage gives up to a 3.7x speedup and uses 15% to 23% less memory.", IN_ROLE),
+    ("34271", "Collage removes the need for 32-bit floating-point copies of the model.", IN_ROLE),
+    ("34271", "Collage improves accuracy by 23%.", OUT),                      # memory -> accuracy
+    # 2:4 sparsity (33254): "2:4 sparse matrix multiplication twice as fast as its dense equivalent"
+    ("33254", "On Ampere GPUs a 2:4 sparse matrix multiplication runs 2x faster than a dense "
+              "one.", IN_ROLE),                                               # twice -> 2x
+    ("33254", "The 2:4 sparse kernels run 2 times faster.", IN_ROLE),
+    # FedRank (34540): "boosts model accuracy by 5.2% to 56.9%, accelerates the training
+    # convergence up to 2.01x and saves the energy consumption up to 40.1%"
+    ("34540", "FedRank gives a 5.2% to 56.9% accuracy gain.", IN_ROLE),       # paraphrase of %
+    ("34540", "FedRank converges up to 2.01 times faster and saves up to 40.1% of the energy.",
+     IN_ROLE),
+    ("34540", "FedRank improves accuracy by 40.1%.", OUT),                    # energy -> accuracy
+    ("34540", "FedRank speeds up convergence by 56.9%.", OUT),                # accuracy -> speed
+    # DARE (33453): "eliminate 90% or even 99% of them [SFT delta parameters] ... ranks first among
+    # models with 7 billion parameters on the Open LLM Leaderboard"
+    ("33453", "DARE can drop 90% or even 99% of the SFT delta parameters.", IN_ROLE),
+    ("33453", "The merged model ranks first among 7B models on the Open LLM Leaderboard.", IN_ROLE),
+    ("33453", "DARE improves accuracy by 99%.", OUT),                         # parameters -> accuracy
+    # names: in the cited abstract, however written; not when it names another model
+    ("32992", "BiLLM quantizes LLaMA2-70B.", IN_ROLE),
+    ("34175", "KV-Runahead was tested on Llama-7B.", IN_ROLE),
+    ("34279", "REM is evaluated on Atari 100K.", IN_ROLE),
+    ("32992", "BiLLM quantizes LLaMA2-13B.", OUT),
+    ("34279", "REM is evaluated on the DeepMind Control Suite.", OUT),
+    ("35057", "The heads cut perplexity on WikiText-103.", OUT),
+    ("33417", "PolySketchFormer is faster than GPT-4.", OUT),
+]
+
+
+@pytest.mark.parametrize("poster, answer, in_role", CASES, ids=[c[1][:48] for c in CASES])
+def test_a_number_or_name_counts_only_in_the_role_the_abstract_gives_it(poster, answer, in_role):
+    wrong = roles_unbacked(answer, [_evidence(poster)])
+    assert (not wrong) == in_role, wrong
+
+
+def test_the_table_is_large_and_balanced():
+    assert len(CASES) >= 25
+    assert sum(c[2] for c in CASES) >= 10 and sum(not c[2] for c in CASES) >= 10
+
+
+def test_names_are_mixed_case_capitals_digits_or_capitalised_inside_the_sentence():
+    assert claim_names("Spider beats GPT-4 on ImageNet and WikiText-103 [1].") == [
+        "GPT-4", "ImageNet", "WikiText-103"]
+    assert claim_names("The method uses SGD on LLMs with Adam.") == ["Adam"]
+
+
+def test_every_sentence_of_these_abstracts_is_in_role_with_its_abstract():
+    # the extractive generator quotes abstract sentences verbatim: they must all pass
+    for poster in sorted({c[0] for c in CASES}):
+        text = _evidence(poster)
+        for start, end in split_sentences(text):
+            assert roles_unbacked(text[start:end], [text]) == [], text[start:end]
+
+
+@pytest.mark.parametrize("answer, supported", [
+    ("For context lengths of 32k and GPT-2 style models, PolySketchFormer achieves a 2x speedup "
+     "in training compared to FlashAttention [1].", True),
+    # the same words, but the 2 is now a perplexity: word overlap and digits alone would pass it
+    ("For context lengths of 32k and GPT-2 style models, PolySketchFormer achieves a perplexity "
+     "of 2 in training compared to FlashAttention [1].", False),
+])
+def test_the_support_check_calls_a_number_out_of_role_unsupported(answer, supported):
+    paper = _corpus()["icml2024-poster-33417"]
+    text = paper["abstract"]
+    passage = Passage(chunk_id="c", paper_id=paper["id"], title=paper["title"], text=text,
+                      score=1.0, start=0, end=len(text), sentences=((0, len(text)),))
+    checked = check_citations(answer, [passage])
+    claim = answer.removesuffix(" [1].")
+    assert coverage(claim, text) >= MIN_COVERAGE and not unbacked_numbers(claim, [text])
+    check_support(checked)
+    assert [s.supported for s in checked.sentences] == [supported]
