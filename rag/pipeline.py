@@ -164,6 +164,8 @@ class Pipeline:
                 yield piece
             return "".join(pieces), gen.name, passages
         shown = passages[: self.settings.local_passages] if name == "local" else passages
+        if listing is not None:  # a list shows list_limit papers, whoever writes it
+            shown = shown[: self.settings.list_limit]
         try:
             gen = self.generator()
             for piece in _timed(gen.generate(question, shown, history), t0, timings):
