@@ -61,19 +61,22 @@ def more_notice(more: int, limit: int) -> str:
 
 
 class Listing:
-    """The list generator (module doc); `topic` is what the question is about."""
+    """The list generator (module doc): each paper's best sentence for `topic`, or its summary
+    sentence when `topic` is None (a comparison, whose words are the papers' names)."""
 
     name = "extractive"
 
-    def __init__(self, topic: str = "", limit: int = DEFAULT_LIMIT, idf=None):
+    def __init__(self, topic: str | None = "", limit: int = DEFAULT_LIMIT, idf=None):
         self.topic, self.limit, self.idf = topic, limit, idf
+
+    def line(self, question: str, p: Passage, n: int) -> str:
+        sentence = (summary_sentence(p) if self.topic is None
+                    else best_sentence(self.topic or question, p, self.idf))
+        return f"- {p.title}: {cite(sentence, n)}"
 
     def generate(self, question: str, passages: list[Passage],
                  history: History = ()) -> Iterator[str]:
-        if not passages:
-            return
-        topic = self.topic or question
-        yield "\n".join(f"- {p.title}: {cite(best_sentence(topic, p, self.idf), n)}"
+        yield "\n".join(self.line(question, p, n)
                          for n, p in enumerate(passages[: self.limit], start=1))
 
 
@@ -86,7 +89,7 @@ def lister(found: Search, limit: int = DEFAULT_LIMIT, idf=None, notices: list | 
             notices.append(more_notice(len(found.passages) - limit, limit))
         return Listing(found.intent.query, limit, idf)
     if found.intent.kind == "compare":
-        return Listing(found.intent.query, len(found.passages), idf)
+        return Listing(None, len(found.passages), idf)
     return None
 
 

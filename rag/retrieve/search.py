@@ -13,6 +13,7 @@ id>",), passages=[Genie's passage, ...]).
 from __future__ import annotations
 
 import dataclasses
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -27,6 +28,7 @@ from .authors import AuthorMatch
 from .catalog import Catalog, catalog
 from .intent import Intent, is_list, topic_of, understand, without_conference
 
+_PAPERS = re.compile(r"\b(?:papers|works|studies|articles|publications|posters)\b", re.I)
 LIST_POOL = 40  # passages a list question retrieves, to count the relevant papers
 LIST_COVERAGE = 0.5  # IDF-weighted share of the topic's words a listed paper must contain
 LIST_DENSE = 0.55  # or the cosine that lists a paper whatever its words
@@ -73,6 +75,8 @@ def search(question: str, query: str, retriever, index: Index, settings: Setting
         kind = "list" if is_list(question) else "fact"
         intent = Intent(kind, topic_of(query) if kind == "list" else without_conference(query))
     pinned: tuple[str, ...] = ()
+    if intent.kind == "list" and not _PAPERS.search(question) and cat.titles.match(question):
+        intent = Intent("fact", without_conference(query))  # "Which methods does RankSEG use?"
     if intent.kind == "compare":
         found = [cat.titles.match(name)[:1] for name in intent.named]
         if all(found) and found[0] != found[1]:
