@@ -83,6 +83,12 @@ def test_a_question_naming_a_paper_ranks_it_first_and_answers_from_it(seed_setti
     assert not answer.abstained and answer.citations[0].passage.title == title
 
 
+def test_a_list_shaped_question_about_a_named_paper_is_about_that_paper(seed_settings):
+    answer = rag.ask("Which methods does UGrid build on?", settings=seed_settings)
+    assert answer.query == "Which methods does UGrid build on?"
+    assert answer.passages[0].title.startswith("UGrid: ")
+
+
 def test_a_comparison_gets_one_cited_line_per_named_paper(seed_settings):
     answer = rag.ask("How does UGrid differ from DiffDA?", settings=seed_settings)
     lines = answer.text.split("\n")
