@@ -65,6 +65,16 @@ def test_a_comparison_names_both_sides(question, pair):
     assert understand(question).kind == "compare"
 
 
+@pytest.mark.parametrize("question", [
+    "How many seconds does hierarchical IPM take on 1,000 samples compared to Wasserstein over "
+    "Wasserstein?",
+    "What nRMSE does VCNeF report on the 1D Burgers equation from PDEBench compared with FNO?",
+    "What linear-probe accuracy does SupBYOL reach on ImageNet-100 compared to SupCon?",
+])
+def test_a_question_about_a_result_against_a_baseline_is_not_a_comparison_of_papers(question):
+    assert compared(question) is None
+
+
 @pytest.mark.parametrize("question, describe", [
     ("What is the Genie paper about?", True), ("what does RankSEG do", True),
     ("summarize in context language learning architectures and algorithms", True),

@@ -26,6 +26,7 @@ import re
 from dataclasses import dataclass
 
 KINDS = ("person", "compare", "list", "fact")
+MAX_NAME_WORDS = 8  # a side of a comparison is a paper's name, not a clause
 
 
 @dataclass(frozen=True)
@@ -147,7 +148,9 @@ def compared(question: str) -> tuple[str, str] | None:
         m = pattern.search(text)
         if m:
             a, b = (_bare(m.group(g)) for g in ("a", "b"))
-            if a and b and a.lower() not in _NOT_NAME and b.lower() not in _NOT_NAME:
+            short = all(1 <= len(x.split()) <= MAX_NAME_WORDS and not re.match(
+                r"(?:what|which|how|why|when|where|who)\b", x, _I) for x in (a, b))
+            if short and a.lower() not in _NOT_NAME and b.lower() not in _NOT_NAME:
                 return a, b
     return None
 
