@@ -21,6 +21,9 @@ from rag.retrieve.intent import compared, person_in, topic_of, understand, witho
     ("Which papers study best arm identification?", "best arm identification"),
     ("Which papers propose methods that reduce memory?", "methods that reduce memory"),
     ("List all papers on model merging from this year's conference", "model merging"),
+    ("Are there any papers here on Kolmogorov-Arnold Networks?", "Kolmogorov-Arnold Networks"),
+    ("What methods reduce memory in transformers?", "methods reduce memory in transformers"),
+    ("Which studies look at tokenization?", "tokenization"),
 ])
 def test_a_list_question_searches_its_topic_without_request_or_conference_words(question, topic):
     intent = understand(question)
@@ -73,6 +76,15 @@ def test_a_comparison_names_both_sides(question, pair):
 ])
 def test_a_question_about_a_result_against_a_baseline_is_not_a_comparison_of_papers(question):
     assert compared(question) is None
+
+
+@pytest.mark.parametrize("question", [
+    "Which paper studies speculative decoding?", "Which methods does RankSEG compare against?",
+    "Is there an online RL method for budgets that works whether rewards are random or not?",
+    "which language models did ObProp analyse, GPT-2 or Pythia?",
+])
+def test_a_question_about_one_paper_is_not_a_list(question):
+    assert understand(question).kind == "fact"
 
 
 @pytest.mark.parametrize("question, describe", [

@@ -58,14 +58,19 @@ _CONNECTOR = re.compile(
     r"^(?:that|which|who|to|study|use|using|propose|address|tackle|investigate|consider|"
     r"explore|discuss|examine|focus on|deal with|(?:are|is) about|about|on|in|regarding|"
     r"related to|concerning|with|for|of|from|at|covering|cover|do|did|does|have|has|are|is|"
-    r"talk about|look at|around|there)(?=\s|$)\s*", _I)
+    r"talk about|look at|around|there|here)(?=\s|$)\s*", _I)
 _TRAILER = re.compile(r"[\s,]*\b(?:from|at|in|on|of|for|please|and|or)?[\s?.!,]*$", _I)
+# "works" and "studies" are verbs as often as nouns ("Which paper studies X?" asks for one).
 _LIST = [re.compile(p, _I) for p in (
-    r"\b(?:papers|works|studies|articles|publications|abstracts|posters)\b",
+    r"\b(?:papers|articles|publications|abstracts|posters)\b",
+    r"^(?:which|what|any|some|recent|show me|list)\s+(?:(?!paper\b|one\b)\w+\s+)?"
+    r"(?:works|studies)\b",
     r"^(?:any|some|recent|best|top|latest|new|show|list|find|recommend|suggest)\b.*\b(?:work|"
     r"research|paper)\b",
     r"^(?:list|show me|recommend|suggest)\b",
-    r"\b(?:which|what)\b.{0,40}\b(?:methods|approaches|techniques|models|algorithms)\b")]
+    # "What methods reduce memory?", not "Which methods does X use?" (one paper's content)
+    r"^(?:which|what)\s+(?:\w+\s+)?(?:methods|approaches|techniques|algorithms)\s+"
+    r"(?!(?:does|did|do|were|was|is|are)\b)\w")]
 _DESCRIBE = re.compile(r"\b(?:what\s+is\s+.+\babout|what'?s\s+.+\babout|summari[sz]e|summary|"
                        r"tell me about|what\s+does\s+.+\bdo|what\s+problem|overview|explain)\b",
                        _I)
