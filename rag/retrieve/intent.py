@@ -17,7 +17,8 @@ Examples:
         -> Intent(kind="list", query="mixture of experts")
     understand("Sergey Levine's work on offline RL")
         -> Intent(kind="person", query="offline RL", person="Sergey Levine", topic="offline RL")
-    understand("How does Genie differ from DsDm?") -> Intent(kind="compare", named=("Genie", "DsDm"))
+    understand("How does Genie differ from DsDm?")
+        -> Intent(kind="compare", named=("Genie", "DsDm"))
 """
 
 from __future__ import annotations
