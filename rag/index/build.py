@@ -198,7 +198,7 @@ def _embed_and_add(col: Collection, embedder: Embedder, rows: list[tuple[Chunk, 
     What is embedded is `indexed_text` (title and chunk); what Chroma stores is the chunk."""
     texts = {c.id: indexed_text(m.get("title", ""), c.text) for c, m in rows}
     found = {}
-    if cache is not None and cache.dim == embedder.dim:
+    if cache is not None and (cache.embedder, cache.dim) == (embedder.name, embedder.dim):
         found = {cid: v for cid, v in zip(texts, cache.lookup(list(texts.values())))
                  if v is not None}
     # Length-sorted batches cut padding in the model; each batch is stored as soon as it is
