@@ -43,6 +43,12 @@ def test_a_list_question_searches_its_topic_without_request_or_conference_words(
     ("Sergey Levine's work on offline reinforcement learning", "Sergey Levine",
      "offline reinforcement learning"),
     ("papers by Volkan Cevher about robustness", "Volkan Cevher", "robustness"),
+    ("What papers has Chelsea Finn written?", "Chelsea Finn", ""),
+    ("Which papers have Chelsea Finn as an author?", "Chelsea Finn", ""),
+    ("show me everything by Chelsea Finn", "Chelsea Finn", ""),
+    ("Did Chelsea Finn publish anything on robotics?", "Chelsea Finn", "robotics"),
+    ("Any papers from Bernhard Schölkopf?", "Bernhard Schölkopf", ""),
+    ("List Sergey Levine's papers on offline RL", "Sergey Levine", "offline RL"),
 ])
 def test_a_person_question_names_the_person_and_any_topic(question, name, topic):
     intent = understand(question)
@@ -51,6 +57,7 @@ def test_a_person_question_names_the_person_and_any_topic(question, name, topic)
 
 @pytest.mark.parametrize("question", [
     "What did the authors present?", "What did they use?", "Which papers did this work cite?",
+    "Has the model been published?", "Did the authors publish code?",
     "Which kernels avoid mean reversion in Gaussian process regression?",
 ])
 def test_pronouns_and_generic_words_are_not_people(question):

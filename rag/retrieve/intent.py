@@ -79,15 +79,19 @@ _DESCRIBE = re.compile(r"\b(?:what\s+is\s+.+\babout|what'?s\s+.+\babout|summari[
 _NAME = r"(?P<name>[^\W\d_][\w'’\-]*\.?(?:\s+[^\W\d_][\w'’\-]*\.?){0,4}?)"
 _TOPIC = r"(?:\s+(?:about|on|in|regarding|related to|concerning)\s+(?P<topic>.+))?"
 _NOUNS = r"(?:papers?|works?|publications?|research|contributions?|articles?)"
+_VERBS = r"(?:publish|present|writ|wrote|author|co-?author|submit|have|show|got|contribute)\w*"
 _PERSON = [(re.compile(p, _I), strong) for p, strong in (
     (rf"\b{_NOUNS}\s+(?:by|from|of)\s+{_NAME}{_TOPIC}$", True),
     (rf"\b(?:authored|written|co-?authored|presented|published)\s+by\s+{_NAME}{_TOPIC}$", True),
     (rf"(?:^|\s){_NAME}['’]s\s+{_NOUNS}{_TOPIC}$", True),
     (rf"\bis\s+{_NAME}\s+(?:an?\s+)?(?:author|co-?author)\b", True),
-    (rf"\b{_NOUNS}\s+(?:with|where|that)\s+{_NAME}\s+(?:as|is)\s+(?:an?\s+)?(?:co-?)?author",
-     True),
-    (rf"^(?:which|what)\s+(?:{_NOUNS}\s+)?(?:did|has|have)\s+{_NAME}\s+(?:publish|present|"
-     rf"write|author|co-?author|submit|have|show|got|contribute)\w*{_TOPIC}$", False),
+    (rf"\b{_NOUNS}\s+(?:with|where|that|have|has|list|include)\s+{_NAME}\s+(?:as|is)\s+"
+     rf"(?:an?\s+)?(?:co-?)?author", True),
+    (rf"\b(?:everything|anything|all)\s+(?:by|from)\s+{_NAME}{_TOPIC}$", True),
+    (rf"^(?:which|what)\s+(?:{_NOUNS}\s+)?(?:did|has|have)\s+{_NAME}\s+{_VERBS}{_TOPIC}$",
+     False),
+    (rf"^(?:did|has|have)\s+{_NAME}\s+{_VERBS}(?:\s+(?:anything|any\s+{_NOUNS}|something))?"
+     rf"{_TOPIC}$", False),
     (rf"^(?:which|what)\s+{_NOUNS}\s+does\s+{_NAME}\s+(?:have|author|co-?author)\b{_TOPIC}$",
      False))]
 _COMPARE = [re.compile(p, _I) for p in (
@@ -105,6 +109,9 @@ _NOT_NAME = frozenset(
     "someone anyone you we i me my our your who what which all any some each other others same "
     "first second last new recent best show list find tell give see about of on me for with "
     "in and or to from by at via without using".split())
+
+
+_OPENERS = frozenset("show me list find tell give see about of on what are is all".split())
 
 
 def without_conference(text: str) -> str:
@@ -139,7 +146,7 @@ def person_in(question: str) -> tuple[str, str, bool] | None:
         if not m:
             continue
         words = m.group("name").split()
-        while words and words[0].lower().strip(".") in _NOT_NAME:
+        while words and words[0].lower() in _OPENERS:
             words.pop(0)  # "Show me L. Yin's papers" -> "L. Yin"
         if 1 <= len(words) <= 4 and not any(w.lower().strip(".'’") in _NOT_NAME for w in words):
             topic = (m.groupdict().get("topic") or "").strip(" ?.!")
