@@ -50,6 +50,7 @@ def test_spellings_of_one_name_are_one_author_shown_as_the_commonest():
 def test_an_ambiguous_name_lists_its_candidates(written, names):
     match = AUTHORS.lookup(written)
     assert (match.status, match.names, match.papers) == ("ambiguous", names, ())
+    assert len(match.counts) == len(names) and list(match.counts) == sorted(match.counts)[::-1]
 
 
 @pytest.mark.parametrize("written", ["Geoffrey Hinton", "Hinton", "G. Levine", "Sergei Levin"])

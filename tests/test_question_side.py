@@ -60,7 +60,8 @@ def test_an_ambiguous_name_lists_the_candidates(seed_settings):
     answer = rag.ask("What did Li present at ICML?", settings=seed_settings)
     assert answer.abstained and answer.citations == []
     assert answer.text.startswith("15 authors match \u201cLi\u201d: ")
-    assert "Pan Li" in answer.text and "Ask again with one of these names." in answer.text
+    assert "Pan Li (1 paper)" in answer.text and answer.text.endswith(
+        "; and 7 more. Ask again with one of these names.")
 
 
 def test_person_answers_bypass_the_answerability_gate(seed_settings):

@@ -42,7 +42,8 @@ def metadata_answer(question: str, found: Search, idf: Idf | None = None,
     if match.status == "missing":
         return plain(no_paper_by(intent.person))
     if match.status == "ambiguous":
-        names = match.names[:MAX_CANDIDATES]
+        names = [f"{name} ({n} paper{'s' if n > 1 else ''})"
+                 for name, n in zip(match.names[:MAX_CANDIDATES], match.counts)]
         extra = len(match.names) - len(names)
         listed = "; ".join(names) + (f"; and {extra} more" if extra > 0 else "")
         return plain(f"{len(match.names)} authors match \u201c{intent.person}\u201d: {listed}. "

@@ -50,6 +50,7 @@ class AuthorMatch:
     status: str  # "found" | "ambiguous" | "missing"
     names: tuple[str, ...] = ()  # the corpus's own spelling; one when found
     papers: tuple[str, ...] = ()  # the found author's paper ids (empty unless found)
+    counts: tuple[int, ...] = ()  # how many papers each of `names` has
 
 
 class AuthorIndex:
@@ -84,9 +85,11 @@ class AuthorIndex:
                       key=lambda k: (-len(self.papers[k]), self.shown[k]))
         if not keys:
             return AuthorMatch(name, "missing")
+        counts = tuple(len(self.papers[k]) for k in keys)
         if len(keys) > 1:
-            return AuthorMatch(name, "ambiguous", tuple(self.shown[k] for k in keys))
-        return AuthorMatch(name, "found", (self.shown[keys[0]],), tuple(self.papers[keys[0]]))
+            return AuthorMatch(name, "ambiguous", tuple(self.shown[k] for k in keys), (), counts)
+        return AuthorMatch(name, "found", (self.shown[keys[0]],), tuple(self.papers[keys[0]]),
+                           counts)
 
     def _candidates(self, key: tuple[str, ...]) -> list[tuple[str, ...]]:
         if key in self.papers:
