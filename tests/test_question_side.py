@@ -38,6 +38,8 @@ def test_a_person_gets_every_paper_of_theirs_as_a_cited_line(seed_settings, ques
         assert m["url"] == cited.passage.url and "Felix Dangel" not in m["others"]
         assert cited.quote and cited.quote in cited.passage.text  # the claim is quoted
     assert all(s.supported for s in answer.sentences if s.citations)
+    html = render.answer_html(answer, turn=0)
+    assert "Searched as</summary><code>author: Felix Dangel</code>" in html
 
 
 def test_a_topic_restricts_the_persons_papers(seed_settings):

@@ -68,14 +68,14 @@ def _ms(value: float) -> str:
 
 
 def meta_html(answer: Answer, turn: int) -> str:
-    """The discreet footer: generator, timings, the standalone query, export link."""
+    """The discreet footer: generator, timings, the query searched (marked if rewritten), export."""
     t = answer.timings_ms
     bits = [f'<span class="rag-gen">{esc(answer.generator)}</span>',
             f'<span>retrieve {_ms(t.get("retrieve", 0.0))}</span>',
             f'<span>generate {_ms(t.get("generate", 0.0))}</span>']
-    # A follow-up's query adds the conversation's words; a topic query only drops some.
-    words = [set(re.findall(r"\w+", t.lower())) for t in (answer.query, answer.question)]
-    label = "Searched as (follow-up rewritten)" if words[0] - words[1] else "Searched as"
+    words = [set(re.findall(r"\w+", x.lower())) for x in (answer.query, answer.question)]
+    rewritten = "rewrite" in t or (words[0] - words[1] and not answer.query.startswith("author:"))
+    label = "Searched as (follow-up rewritten)" if rewritten else "Searched as"
     query = (f'<details class="rag-query"><summary>{label}</summary>'
              f'<code>{esc(answer.query or answer.question)}</code></details>')
     export = f'<a class="rag-act" href="#rag:x/{turn}">Export</a>' if answer.citations else ""
