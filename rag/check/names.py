@@ -6,7 +6,8 @@ sentence ("Atari", "Heisenberg"; the sentence's first word and titles do not cou
 acronyms (`GENERIC_ACRONYMS`: "LLMs", "GPU", "SOTA", "SGD") are words, not names. A name is backed
 when the evidence writes it too, case, hyphens and a plural "s" aside; one without digits may
 also be written in parts ("DeiT-Tiny" as "DeiT Tiny"; "LLM-based" needs no "based"); one with
-digits must match whole.
+digits must match whole. An acronym may also stand for words of the evidence ("GLM" for
+"generalized linear model").
 
 Example: "It beats GPT-4 on ImageNet [1]." citing an abstract on GPT-3 and ImageNet -> ['GPT-4'].
 Example: "It is tested on Llama-7B [1]." citing "... for Llama 7B and Falcon 7B" -> [].
@@ -72,11 +73,14 @@ def _form(name: str) -> str:
 
 
 def _forms(text: str) -> set[str]:
-    """Normalised spellings a name may take in the text: its words, their alphanumeric runs and
-    each two runs in a row ("GPT 4" and "GPT-4" for "GPT4")."""
+    """Normalised spellings a name may take in the text: its words, their alphanumeric runs,
+    each two runs in a row ("GPT 4" and "GPT-4" for "GPT4") and the initials of 2 to 5 words."""
     runs = re.findall(r"[A-Za-z0-9]+", text)
     forms = {_form(c) for c in re.findall(_CHUNK, text)} | {_form(r) for r in runs}
-    return forms | {_form(a + b) for a, b in zip(runs, runs[1:])}
+    forms |= {_form(a + b) for a, b in zip(runs, runs[1:])}
+    words = re.findall(r"[A-Za-z]+", text)  # an acronym of its words: "generalized linear model"
+    return forms | {"".join(w[0] for w in words[i:i + n]).lower()
+                    for n in range(2, 6) for i in range(len(words) - n + 1)}
 
 
 def claim_names(claim: str) -> list[str]:
