@@ -26,7 +26,9 @@ from rag.errors import InputError
 HERE = Path(__file__).resolve().parent / "datasets"
 SEEDS = HERE / "seeds.jsonl"
 SCIFACT = HERE / "scifact"
-TYPES = ("fact", "paraphrase", "list", "near_miss", "offtopic", "claim")
+TYPES = ("fact", "paraphrase", "title", "multi", "list", "author", "near_miss", "offtopic",
+         "claim")
+BANK_SPLITS = ("train", "dev", "test")  # icml2024-<split>.jsonl: the question bank, by paper
 REQUIRED = {
     "id": (str, "a unique question id"),
     "question": (str, "the user question"),
@@ -38,6 +40,10 @@ OPTIONAL = {
     "reference_answer": (str, ""),
     "key_facts": (list, []),
     "near_paper": ((str, type(None)), None),
+    "stress": (bool, False),  # a near miss asking for a number or name the abstract lacks
+    "person": (str, ""),  # the author an author question is about
+    "topic": (str, ""),
+    "variant_of": (str, ""),  # the plain question a noisy list question rephrases
 }
 
 
@@ -56,6 +62,9 @@ class Question:
     key_facts: tuple[str, ...] = ()
     near_paper: str | None = None
     grades: dict[str, float] = field(default_factory=dict)  # graded gold; empty: all 1
+    stress: bool = False
+    person: str = ""
+    variant_of: str = ""
 
     def judgements(self) -> dict[str, float]:
         return dict(self.grades) if self.grades else {g: 1.0 for g in self.gold}
@@ -105,7 +114,9 @@ def question_from(rec: dict[str, Any], where: str) -> Question:
     return Question(id=rec["id"], question=rec["question"], type=rec["type"],
                     gold=tuple(rec["gold"]), answerable=rec["answerable"],
                     reference_answer=rec.get("reference_answer", ""),
-                    key_facts=tuple(rec.get("key_facts", [])), near_paper=rec.get("near_paper"))
+                    key_facts=tuple(rec.get("key_facts", [])), near_paper=rec.get("near_paper"),
+                    stress=rec.get("stress", False), person=rec.get("person", ""),
+                    variant_of=rec.get("variant_of", ""))
 
 
 def load_questions(path: Path | str = SEEDS) -> list[Question]:
@@ -180,6 +191,11 @@ def load_dataset(name: str, corpus: str | None = None) -> Dataset:
             "Gold papers and unanswerable labels were judged against the 90 seed papers only: "
             "other ICML 2024 papers may also answer a question, so citation gold precision and "
             "the abstention numbers are lower bounds here; Recall@k is exact.",))
+    split = name.removeprefix("icml2024-")
+    if name.startswith("icml2024-") and split in BANK_SPLITS:
+        return Dataset(name, corpus or "icml2024", load_questions(HERE / f"{name}.jsonl"), notes=(
+            "The ICML 2024 question bank (eval/datasets/bank), split once by paper: fit on "
+            "train, choose on dev, report test.",))
     if name == "scifact":
         return Dataset("scifact", corpus or str(SCIFACT / "corpus.jsonl"), load_scifact(),
                        answers=False, notes=(
@@ -190,5 +206,6 @@ def load_dataset(name: str, corpus: str | None = None) -> Dataset:
         if not corpus:
             raise DatasetError(f"{name}: give the corpus its questions are about with --corpus")
         return Dataset(path.stem, corpus, load_questions(path))
-    raise DatasetError(f"unknown dataset {name!r}: use seeds, icml2024, scifact, or the path of "
-                       f"a questions .jsonl file (with --corpus)")
+    raise DatasetError(f"unknown dataset {name!r}: use seeds, icml2024, icml2024-train, "
+                       f"icml2024-dev, icml2024-test, scifact, or the path of a questions .jsonl "
+                       f"file (with --corpus)")

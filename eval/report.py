@@ -16,7 +16,7 @@ from .summary import HEADLINE
 
 QUALITY_PLOT = (("recall@5", "R@5"), ("recall@10", "R@10"), ("mrr@10", "MRR@10"),
                 ("ndcg@10", "nDCG@10"), ("key_fact_recall", "KeyFact"),
-                ("citation_precision", "CitP"), ("citation_recall", "CitR"),
+                ("cites_gold", "CitesGold"), ("gold_citation_precision", "CitP-gold"),
                 ("abstention_recall", "AbstR"), ("false_abstention_rate", "FalseAbst"))
 
 
@@ -158,8 +158,8 @@ def _misses(rows: list[dict]) -> list[str]:
     out = []
     for r in rows:
         m = r["metrics"]
-        if r["answerable"] and (m.get("recall@5") or 0) < 1:
-            out.append(f"{r['id']} ({r['type']}): Recall@5 {m.get('recall@5', 0):.2f}")
+        if r["answerable"] and m.get("recall@5") is not None and m["recall@5"] < 1:
+            out.append(f"{r['id']} ({r['type']}): Recall@5 {m['recall@5']:.2f}")
         if "abstained" in r and r["abstained"] == r["answerable"]:
             what = "abstained on an answerable question" if r["answerable"] else \
                 "answered an unanswerable question"

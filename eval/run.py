@@ -127,6 +127,7 @@ def _row(q: Question, config: Config, record: dict[str, Any], cached: bool) -> d
     from .observe import score
 
     return {"config": config.name, "id": q.id, "type": q.type, "answerable": q.answerable,
+            "variant_of": q.variant_of,
             "question": q.question, "gold": list(q.gold), **record, "cached": cached,
             "metrics": score(record, q, config.settings.k)}
 

@@ -2,9 +2,9 @@
 
 Which questions each number averages over, so a reader can tell what it means:
 - retrieval metrics: answerable questions (the unanswerable have no gold paper);
-- key-fact recall, citation precision/recall, cites-gold: answerable questions; an abstention
-  scores 0 for key facts and is left out of the citation metrics (it cites nothing);
-- support rate: answered questions (answerable or not), from `Answer.support_rate`;
+- key-fact recall, cites-gold: answerable questions (an abstention scores 0 for key facts, and
+  cites a gold paper only when it names it); gold citation precision: answered answerable
+  questions. None of them reads the pipeline's own support check;
 - abstention precision/recall and false-abstention rate: all questions (see metrics.abstention);
 - latency: every question, per stage of `Answer.timings_ms` (retrieval only: ranking time).
 """
@@ -20,13 +20,14 @@ from .metrics.latency import stage_summary
 
 RETRIEVAL = ("recall@1", "recall@3", "recall@5", "recall@10", "recall@k", "hit@5", "hit@10",
              "mrr@10", "ndcg@10")
-ANSWERS = ("key_fact_recall", "citation_precision", "gold_citation_precision", "citation_recall",
-           "cites_gold", "support_rate", "judge_correct")
+ANSWERS = ("key_fact_recall", "gold_citation_precision", "cites_gold", "author_recall",
+           "author_precision", "title_first", "judge_correct")
 # The columns of the printed table and the Markdown report, with their short headers.
 HEADLINE = (("recall@5", "R@5"), ("recall@10", "R@10"), ("mrr@10", "MRR@10"),
             ("ndcg@10", "nDCG@10"), ("key_fact_recall", "KeyFact"),
-            ("citation_precision", "CitP"), ("gold_citation_precision", "CitP-gold"),
-            ("citation_recall", "CitR"), ("support_rate", "Support"),
+            ("cites_gold", "CitesGold"), ("gold_citation_precision", "CitP-gold"),
+            ("author_recall", "AuthR"), ("author_precision", "AuthP"),
+            ("title_first", "Title@1"), ("list_noisy_gap", "NoisyGap"),
             ("abstention_precision", "AbstP"), ("abstention_recall", "AbstR"),
             ("false_abstention_rate", "FalseAbst"), ("judge_correct", "Judge"),
             ("latency_retrieve_p50", "ret p50 ms"), ("latency_total_p50", "p50 ms"),
@@ -71,8 +72,22 @@ def summarize(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
         if stage in latency:
             metrics[f"latency_{stage}_p50"] = latency[stage]["p50"]
             metrics[f"latency_{stage}_p95"] = latency[stage]["p95"]
+    gap = noisy_list_gap(rows)
+    if gap is not None:
+        metrics["list_noisy_gap"] = gap
     out["by_type"] = by_type(rows)
     return out
+
+
+def noisy_list_gap(rows: Sequence[dict[str, Any]]) -> float | None:
+    """Mean recall@10 of the noisy list questions ("the best papers on X at ICML 2024?") minus
+    that of their plain forms ("Which papers study X?"): 0 when request and conference words do
+    not pull retrieval off course. None without such pairs."""
+    plain = {r["id"]: r["metrics"].get("recall@10") for r in rows}
+    pairs = [(r["metrics"].get("recall@10"), plain.get(r.get("variant_of")))
+             for r in rows if r.get("variant_of")]
+    pairs = [(n, p) for n, p in pairs if n is not None and p is not None]
+    return mean(n - p for n, p in pairs) if pairs else None
 
 
 def by_type(rows: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -82,7 +97,7 @@ def by_type(rows: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
         group = [r for r in rows if r["type"] == qtype]
         entry: dict[str, Any] = {"n": n}
         for name in ("recall@5", "recall@10", "hit@10", "mrr@10", "key_fact_recall",
-                     "citation_precision"):
+                     "cites_gold"):
             value = mean(r["metrics"].get(name) for r in group)
             if value is not None:
                 entry[name] = value

@@ -100,7 +100,7 @@ def idf(settings: Settings) -> tuple:
 
 
 def extractive(settings: Settings) -> Extractive:
-    return Extractive(min_relevance=settings.abstain_threshold, idf=idf(settings))
+    return Extractive(idf=idf(settings))
 
 
 def generator(settings: Settings) -> Generator:

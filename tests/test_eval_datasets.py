@@ -58,6 +58,54 @@ def test_unanswerable_seed_questions_have_no_gold_and_no_key_facts():
             assert q.gold == () and q.key_facts == () and q.type in ("near_miss", "offtopic")
 
 
+# -- the ICML 2024 question bank ---------------------------------------------------------
+
+
+def _bank() -> dict[str, list]:
+    return {split: load_dataset(f"icml2024-{split}").questions
+            for split in ("train", "dev", "test")}
+
+
+def test_the_bank_has_what_the_answer_quality_issue_asks_for():
+    questions = [q for split in _bank().values() for q in split]
+    counts = Counter(q.type for q in questions)
+    assert len(questions) >= 300
+    assert sum(not q.answerable for q in questions) >= 100
+    assert counts["near_miss"] >= 70 and counts["offtopic"] >= 20
+    assert sum(q.stress for q in questions) >= 50  # numbers/names the abstract lacks
+    assert counts["paraphrase"] and counts["title"] and counts["multi"] and counts["list"]
+    assert counts["author"] + counts["title"] + sum(1 for q in questions if q.variant_of) >= 60
+
+
+def test_the_bank_is_split_once_by_paper():
+    from importlib import util
+    from pathlib import Path
+
+    spec = util.spec_from_file_location("split", Path(SCIFACT).parent / "bank" / "split.py")
+    split = util.module_from_spec(spec)
+    spec.loader.exec_module(split)
+    seen: dict[str, str] = {}
+    for name, questions in _bank().items():
+        for q in questions:
+            if q.type == "list":
+                continue  # lists anchor on their topic, kept with their noisy variants
+            key = split.anchor({"id": q.id, "type": q.type, "gold": list(q.gold),
+                                "near_paper": q.near_paper, "person": q.person})
+            assert split.split_of(key) == name, q.id
+            assert seen.setdefault(key, name) == name, f"{key} is in {seen[key]} and {name}"
+    assert {q.id for q in _bank()["test"]}.isdisjoint({q.id for q in _bank()["train"]})
+
+
+def test_every_bank_gold_and_near_paper_is_in_the_corpus_and_key_facts_are_verbatim():
+    papers = {p.id: p for p in load_corpus("icml2024").papers}
+    for q in (q for split in _bank().values() for q in split):
+        assert set(q.gold) <= set(papers), q.id
+        assert q.near_paper is None or q.near_paper in papers, q.id
+        texts = [normalise(papers[g].text) for g in q.gold]
+        for fact in q.key_facts:
+            assert any(normalise(fact) in t for t in texts), (q.id, fact)
+
+
 def test_the_icml2024_dataset_asks_the_same_questions_of_the_full_corpus():
     seeds, full = load_dataset("seeds"), load_dataset("icml2024")
     assert [q.id for q in full.questions] == [q.id for q in seeds.questions]
@@ -114,7 +162,7 @@ def test_a_dataset_error_is_a_rag_error_so_the_cli_prints_it():
 
 
 def test_unknown_datasets_say_what_exists(tmp_path):
-    with pytest.raises(DatasetError, match="use seeds, icml2024, scifact"):
+    with pytest.raises(DatasetError, match="use seeds, icml2024, icml2024-train, icml2024-dev, icml2024-test, scifact"):
         load_dataset("squad")
     path = write_jsonl(tmp_path / "mine.jsonl", [GOOD])
     with pytest.raises(DatasetError, match="--corpus"):

@@ -1,17 +1,15 @@
-"""Answer metrics: key-fact recall and ALCE-style citation precision/recall, hand-computed."""
+"""Answer metrics: key-fact recall and gold-paper citation metrics, hand-computed; none of them
+uses the pipeline's own support rule."""
 
 from __future__ import annotations
 
 import pytest
 
-from rag.eval.metrics.answers import (CitationJudgement as J, citation_precision, citation_recall,
-                                  cites_gold, gold_citation_precision, key_fact_recall,
-                                  normalise)
+from rag.eval.metrics.answers import (CitationJudgement as J, cites_gold, gold_citation_precision,
+                                      key_fact_recall, normalise)
 
-GOLD_OK = J(gold=True, supports=True)
-GOLD_ONLY = J(gold=True, supports=False)
-SUPPORT_ONLY = J(gold=False, supports=True)
-WRONG = J(gold=False, supports=False)
+GOLD = J(gold=True)
+WRONG = J(gold=False)
 
 
 def test_key_facts_match_case_and_punctuation_insensitively():
@@ -36,38 +34,31 @@ def test_key_fact_recall_is_undefined_without_key_facts():
 
 
 def test_docstring_example():
-    sentences = [[GOLD_OK], [WRONG, GOLD_OK], []]
-    assert citation_precision(sentences) == pytest.approx(2 / 3)
+    sentences = [[GOLD], [WRONG, GOLD], []]
     assert gold_citation_precision(sentences) == pytest.approx(2 / 3)
-    assert citation_recall(sentences) == pytest.approx(2 / 3)
+    assert cites_gold(sentences) == 1.0
 
 
-def test_citation_precision_accepts_gold_or_supporting_citations():
-    sentences = [[GOLD_ONLY], [SUPPORT_ONLY], [WRONG]]
-    assert citation_precision(sentences) == pytest.approx(2 / 3)
-    assert gold_citation_precision(sentences) == pytest.approx(1 / 3)
+def test_gold_precision_counts_every_citation_of_every_sentence():
+    assert gold_citation_precision([[GOLD], [WRONG], [WRONG]]) == pytest.approx(1 / 3)
+    assert gold_citation_precision([[GOLD, GOLD]]) == 1.0
 
 
-def test_citation_recall_needs_a_supporting_citation_not_just_a_gold_one():
-    # A gold paper cited under a sentence it does not support does not back that sentence.
-    assert citation_recall([[GOLD_ONLY], [SUPPORT_ONLY]]) == 0.5
-    assert citation_recall([[WRONG, SUPPORT_ONLY]]) == 1.0
-
-
-def test_uncited_sentences_lower_recall_but_not_precision():
-    sentences = [[GOLD_OK], [], []]
-    assert citation_recall(sentences) == pytest.approx(1 / 3)
-    assert citation_precision(sentences) == 1.0
-
-
-def test_citation_metrics_are_undefined_for_an_empty_answer():
-    assert citation_precision([]) is None
-    assert citation_recall([]) is None
-    assert citation_precision([[], []]) is None  # sentences but no citations at all
-    assert citation_recall([[], []]) == 0.0
+def test_citation_metrics_are_undefined_without_citations():
+    assert gold_citation_precision([]) is None
+    assert gold_citation_precision([[], []]) is None  # sentences but no citations at all
+    assert cites_gold([[]]) is None
 
 
 def test_cites_gold_is_whether_any_citation_points_at_a_gold_paper():
-    assert cites_gold([[WRONG], [SUPPORT_ONLY, GOLD_ONLY]]) == 1.0
-    assert cites_gold([[WRONG], [SUPPORT_ONLY]]) == 0.0
-    assert cites_gold([[]]) is None
+    assert cites_gold([[WRONG], [WRONG, GOLD]]) == 1.0
+    assert cites_gold([[WRONG], [WRONG]]) == 0.0
+
+
+def test_no_metric_asks_the_pipeline_whether_a_citation_supports_its_sentence():
+    import dataclasses
+
+    import rag.eval.metrics.answers as answers
+
+    assert [f.name for f in dataclasses.fields(J)] == ["gold"]
+    assert not hasattr(answers, "citation_recall") and not hasattr(answers, "citation_precision")

@@ -14,7 +14,8 @@ def answer_to_text(answer: Answer) -> str:
         lines += [f"  - {p.title}" for p in answer.passages[:3]]
     for c in answer.citations:
         lines.append(f"[{c.n}] {c.passage.title}" + (f" <{c.passage.url}>" if c.passage.url else ""))
-        lines.append(f"    \u201c{c.quote}\u201d")
+        if c.quote:  # a "does not state" answer cites its paper without quoting it
+            lines.append(f"    \u201c{c.quote}\u201d")
     t = answer.timings_ms
     lines.append(f"({answer.generator}; retrieve {t.get('retrieve', 0):.0f} ms, generate "
                  f"{t.get('generate', 0):.0f} ms)")

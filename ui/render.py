@@ -234,9 +234,9 @@ def upload_report_html(report) -> str:
 def export_markdown(answer: Answer) -> str:
     """The answer with its numbered references, then the quoted sentences, as Markdown."""
     out = [answer_to_markdown(answer).rstrip()]
-    if answer.citations:
+    if any(c.quote for c in answer.citations):
         out += ["", "**Quoted**", ""]
-        out += [f"[{c.n}] \u201c{c.quote}\u201d" for c in answer.citations]
+        out += [f"[{c.n}] \u201c{c.quote}\u201d" for c in answer.citations if c.quote]
     return "\n".join(out) + "\n"
 
 

@@ -1,9 +1,8 @@
 """The extractive generator: an answer made of the retrieved abstracts' own sentences.
 
-No language model: each sentence of the retrieved passages is scored against the question
-(the IDF-weighted share of the question's terms it contains, plus its passage's cosine
-similarity to the question), and the best ones are quoted verbatim with their `[n]`, so the answer is faithful by construction. Questions asking
-for several papers ("which papers study X?") are answered by `listing.py`.
+No language model: the sentences of the top-ranked paper that carry what the question asks
+(`reader.py`) are quoted verbatim with their `[n]`, so the answer is faithful by construction.
+Questions asking for several papers ("which papers study X?") are answered by `listing.py`.
 
 Example: "Which kernels avoid mean reversion?" -> "We show that non-positive kernels ... [1]"
 """
@@ -16,8 +15,7 @@ from typing import Iterator
 from ..text import content_terms, coverage
 from ..types import Passage
 from . import History
-
-MAX_SENTENCES = 3
+from .reader import pick
 
 
 def weighted_coverage(question: str, sentence: str, idf=None) -> float:
@@ -26,46 +24,25 @@ def weighted_coverage(question: str, sentence: str, idf=None) -> float:
 
 
 class Extractive:
+    """Quotes the sentences of the top paper that `reader.pick` says answer the question.
+
+    Nothing when no sentence holds the question's focus: the pipeline then says the abstract
+    does not state it (or abstains), rather than quoting a sentence that misses the point."""
+
     name = "extractive"
 
-    def __init__(self, min_relevance: float = 0.0, idf=None):
-        self.min_relevance = min_relevance
+    def __init__(self, idf=None):
         self.idf = idf  # (vocabulary, idf array) of the index, for weighting question terms
-
-    def score_sentences(self, question: str, passages: list[Passage]
-                        ) -> list[tuple[float, int, int, str]]:
-        """(score, passage index, sentence position, sentence) for every passage sentence."""
-        cands = [(i, j, t) for i, p in enumerate(passages)
-                 for j, (_, _, t) in enumerate(p.sentence_texts()) if t.strip()]
-        # A sentence from a less relevant passage needs proportionally more of the question's
-        # terms to win: its coverage is scaled by its passage's cosine relative to the best.
-        rel = [max(p.scores.get("dense", 0.0), 1e-6) for p in passages]
-        top = max(rel) if rel else 1.0
-        return [(weighted_coverage(question, t, self.idf) * (rel[i] / top) ** 2, i, j, t)
-                for i, j, t in cands]
 
     def generate(self, question: str, passages: list[Passage],
                  history: History = ()) -> Iterator[str]:
-        relevant = [i for i, p in enumerate(passages)
-                    if p.scores.get("dense", 1.0) >= self.min_relevance]
-        pool = [passages[i] for i in relevant]
-        scored = self.score_sentences(question, pool)
-        if not scored:
+        if not passages:
             return
-        scored.sort(key=lambda r: (-r[0], r[1], r[2]))
-        top = scored[0][0]
-        chosen, per_passage = [], {}
-        for score, pi, sj, sent in scored:
-            if len(chosen) == MAX_SENTENCES or score < 0.85 * top:
-                break
-            if per_passage.get(pi, 0) >= 2:
-                continue
-            per_passage[pi] = per_passage.get(pi, 0) + 1
-            chosen.append((pi, sj, sent))
-        # Sentences of one paper stay together and in the paper's order.
-        order = {pi: k for k, (pi, _, _) in enumerate(chosen)}
-        chosen.sort(key=lambda r: (order[r[0]], r[1]))
-        yield " ".join(cite(sent, relevant[pi] + 1) for pi, _, sent in chosen)
+        top = passages[0]
+        sentences = [t for _, _, t in top.sentence_texts()]
+        chosen = pick(question, top, self.idf)
+        if chosen:
+            yield " ".join(cite(sentences[i], 1) for i in chosen)
 
 
 def cite(sentence: str, n: int) -> str:

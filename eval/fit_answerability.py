@@ -1,0 +1,157 @@
+"""Fit the answerability gate (rag/retrieve/answerability.json) on the question bank.
+
+    python -m rag.eval.fit_answerability            # train -> coefficients, dev -> thresholds
+
+1. Every question of `icml2024-train` runs through the pipeline's own search and signals on
+   the icml2024 corpus (`Pipeline.signals`, exactly what `ask()` computes); those `ask()`
+   answers without the gate (a person's papers, lists, comparisons, "what is <title>
+   about?") are left out, as the gate never sees them.
+2. Two L2-regularised logistic regressions are fitted on the standardised signals (Newton's
+   method, numpy only): P(answerable), labelled by the question's `answerable`, and P(found),
+   labelled 1 when the top paper is the question's gold paper (answerable) or the paper a
+   near-miss question is about, 0 otherwise (off-topic questions, a wrong top paper).
+3. On `icml2024-dev`, the answer threshold is the one with the highest abstention recall whose
+   false abstention (answerable questions abstained on) is at most `MAX_FALSE_ABSTENTION`;
+   the found threshold is the one that best separates, among the dev questions that gate
+   turns away, a found paper (near misses) from none (`choose_found_threshold`).
+The test split and the seed questions are never read here: `rag eval` reports them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from .metrics.abstention import at_threshold, auroc, choose_threshold
+
+MAX_FALSE_ABSTENTION = 0.05
+L2 = 1.0
+# P(found) reads only what says which paper is meant; the answer-side signals (numbers asked,
+# details missing) made it learn the question bank's habits (near misses ask for numbers).
+FOUND_FEATURES = ("z_cosine", "margin", "title_cover", "title_rarest", "abstract_cover")
+
+
+def fit_logistic(X: np.ndarray, y: np.ndarray, l2: float = L2, iters: int = 60) -> dict:
+    """Standardise X, then Newton steps on the L2-penalised log-loss (bias unpenalised)."""
+    mean, scale = X.mean(0), X.std(0)
+    scale = np.where(scale > 1e-9, scale, 1.0)
+    Z = np.c_[(X - mean) / scale, np.ones(len(X))]
+    w = np.zeros(Z.shape[1])
+    penalty = l2 * np.r_[np.ones(Z.shape[1] - 1), 0.0]
+    for _ in range(iters):
+        p = 1.0 / (1.0 + np.exp(-Z @ w))
+        grad = Z.T @ (p - y) + penalty * w
+        hess = (Z * (p * (1 - p))[:, None]).T @ Z + np.diag(penalty)
+        step = np.linalg.solve(hess, grad)
+        w -= step
+        if np.abs(step).max() < 1e-8:
+            break
+    return {"mean": mean.tolist(), "scale": scale.tolist(), "coef": w[:-1].tolist(),
+            "bias": float(w[-1])}
+
+
+def fit_on(X: np.ndarray, y: np.ndarray, features: tuple[str, ...], use: tuple[str, ...]
+           ) -> dict:
+    """`fit_logistic` on the columns `use` only; the others get coefficient 0."""
+    cols = [features.index(f) for f in use]
+    part = fit_logistic(X[:, cols], y)
+    full = {"mean": [0.0] * len(features), "scale": [1.0] * len(features),
+            "coef": [0.0] * len(features), "bias": part["bias"]}
+    for k, c in enumerate(cols):
+        for key in ("mean", "scale", "coef"):
+            full[key][c] = part[key][k]
+    return full
+
+
+def predict(model: dict, X: np.ndarray) -> np.ndarray:
+    z = model["bias"] + ((X - np.array(model["mean"])) / np.array(model["scale"])) @ np.array(
+        model["coef"])
+    return 1.0 / (1.0 + np.exp(-z))
+
+
+def choose_found_threshold(p_found: np.ndarray, found: np.ndarray, abstained: np.ndarray
+                           ) -> float:
+    """Among the dev questions the answer gate turns away, the lowest P(found) threshold that
+    calls none of the not-found ones found. Saying "the abstract of X does not state..." of an
+    unrelated paper is worse than a plain abstention, so the rule asks for no such case on dev
+    rather than the best accuracy."""
+    p, y = p_found[abstained], found[abstained].astype(bool)
+    wrong = p[~y]
+    return float(np.nextafter(wrong.max(), 1.0)) if len(wrong) else float(p.min(initial=1.0))
+
+
+def signal_rows(dataset: str, settings) -> list[dict]:
+    """Signals and labels of every gated question of a bank split."""
+    from rag import factory
+    from rag.retrieve.search import search
+
+    from .datasets import load_dataset
+
+    data = load_dataset(dataset)
+    pipe = factory.pipeline(settings.replace(corpus=data.corpus))
+    rows = []
+    for q in data.questions:
+        found = search(q.question, q.question, pipe.retriever, pipe.index, pipe.settings)
+        if found.skip_gate or not found.passages:  # answered without the gate, as in ask()
+            continue
+        top = found.passages[0].paper_id
+        right = top in q.gold if q.answerable else bool(q.near_paper) and top == q.near_paper
+        rows.append({"id": q.id, "type": q.type, "answerable": q.answerable, "found": right,
+                     **pipe.signals(found.query, found.passages).values})
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    from rag.retrieve.answerability import MODEL_FILE
+    from rag.retrieve.signals import FEATURES
+    from rag.settings import Settings
+
+    parser = argparse.ArgumentParser(prog="python -m rag.eval.fit_answerability")
+    parser.add_argument("--train", default="icml2024-train")
+    parser.add_argument("--dev", default="icml2024-dev")
+    parser.add_argument("--out", default=str(MODEL_FILE))
+    args = parser.parse_args(argv)
+    settings = Settings.load()
+    t0 = time.perf_counter()
+    train, dev = signal_rows(args.train, settings), signal_rows(args.dev, settings)
+
+    def arrays(rows):
+        X = np.array([[r[f] for f in FEATURES] for r in rows], dtype=np.float64)
+        return X, np.array([r["answerable"] for r in rows], float), np.array(
+            [r["found"] for r in rows], float)
+
+    Xt, yt, ft = arrays(train)
+    Xd, yd, fd = arrays(dev)
+    answerable, found = fit_logistic(Xt, yt), fit_on(Xt, ft, FEATURES, FOUND_FEATURES)
+    pd, pf = predict(answerable, Xd).tolist(), predict(found, Xd)
+    dev_ok = [bool(v) for v in yd]
+    t_answer = choose_threshold(pd, dev_ok, sorted(set(pd) | {0.0, 1.0}), MAX_FALSE_ABSTENTION)
+    named = ((Xd[:, FEATURES.index("rarest_present")] > 0)  # the verdict's safety rule
+             & (Xd[:, FEATURES.index("title_cover")] > 0))
+    t_found = choose_found_threshold(pf, fd, (np.asarray(pd) < t_answer) & named)
+    chosen = at_threshold(pd, dev_ok, t_answer)
+    report = {"train_questions": len(train), "dev_questions": len(dev),
+              "train_auroc": auroc(predict(answerable, Xt).tolist(), [bool(v) for v in yt]),
+              "dev_auroc": auroc(pd, dev_ok),
+              "dev_found_auroc": auroc(pf.tolist(), [bool(v) for v in fd]),
+              "dev_abstention_recall": chosen.recall,
+              "dev_false_abstention": chosen.false_abstention_rate,
+              "seconds": round(time.perf_counter() - t0, 1)}
+    model = {"about": "Fitted by `python -m rag.eval.fit_answerability` (eval/"
+                      "fit_answerability.py): coefficients on icml2024-train, thresholds on "
+                      "icml2024-dev; see rag/retrieve/answerability.py.",
+             "features": list(FEATURES), "answerable": answerable, "found": found,
+             "answer_threshold": t_answer, "found_threshold": t_found, "fit": report}
+    Path(args.out).write_text(json.dumps(model, indent=1) + "\n", encoding="utf-8")
+    json.dump(report, sys.stdout, indent=1)
+    print(f"\nwrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,125 @@
+"""The evidence the answerability model reads: does the retrieved paper state what was asked?
+
+All signals come from one question's retrieved passages (grown to whole abstracts), the
+corpus's IDF table and its background (`background.py`); none needs a model call:
+
+- `z_cosine`: the best passage cosine as a z-score against the corpus's background, so it
+  means the same on 90 papers and on 2,634.
+- `margin`: how far the best cosine is ahead of the next paper's (one paper clearly meant).
+- `title_cover`: the share of the question's words (IDF-weighted, request words such as
+  "paper" or "ICML" left out) found in the top paper's title: the paper is named.
+- `abstract_cover`: the same share over the top paper's title and whole abstract.
+- `focus_sentence`, `focus_abstract`: the question's *focus* is what remains once the words
+  that identify the paper (its title's words) are set aside, e.g. "learning rate" in "What
+  learning rate did the WMDP paper use?"; these are the share of the focus found in the best
+  single sentence, and anywhere in the abstract. A near-miss question finds its paper
+  (high z, high title cover) but not its focus.
+
+Example: "What learning rate did the WMDP paper use?" on the WMDP abstract -> title_cover
+high, focus ("learning", "rate") -> focus_abstract 0.0.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from ..text import Idf, content_terms, term_weights
+from ..types import Passage
+from .background import Background
+
+FEATURES = ("z_cosine", "margin", "title_cover", "abstract_cover", "focus_sentence",
+            "focus_abstract", "number_missing", "about", "rare_missing", "detail_missing",
+            "title_rarest", "rarest_present")
+# Words that describe the request or the conference, not the topic: they identify nothing.
+REQUEST_WORDS = content_terms(
+    "paper papers icml 2024 icml2024 conference work works study studies article articles "
+    "abstract abstracts author authors publish published present presented propose proposed "
+    "research show find list best recent interesting main new novel approach method methods "
+    "tell explain describe summarize summarise please about idea main key contribution "
+    "finding findings trick goal problem address argue argument overview gist point")
+# A question that asks for a quantity: "how many...", "what accuracy...", "how much faster".
+_NUMBER_ASKED = re.compile(
+    r"\bhow (?:many|much|long|fast|large|big|often|small)\b|\bwhat (?:is the |was the |are the )?"
+    r"(?:\w+ ){0,3}?(?:percentage|accuracy|score|rate|speed-?up|size|number|error|perplexity|auc|"
+    r"f1|bleu|cost|budget|count|ratio|value|temperature|epochs?|steps?)\b|\bnumber of\b", re.I)
+# Details abstracts rarely state: asked for, and absent from the abstract, they are a near miss.
+_DETAIL = re.compile(r"\b(?:learning rates?|batch sizes?|gpus?|tpus?|hardware|epochs?|licen[cs]e[sd]?|"
+                     r"affiliat\w*|universit\w*|institut\w*|fund\w*|grants?|github|code|repositor"
+                     r"\w*|seeds?|optimi[sz]ers?|hyper-?parameters?|wall-?clock|hours?|days?|"
+                     r"weeks?|budget|cost|dollars?|\$|memory|ram|programming language|"
+                     r"framework|pytorch|tensorflow|jax|trained on how)\b", re.I)
+_HAS_NUMBER = re.compile(r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|twice|"
+                         r"hundreds?|thousands?|millions?|billions?|half|double)\b", re.I)
+
+
+@dataclass
+class Signals:
+    values: dict[str, float]
+    focus: dict[str, float] = field(default_factory=dict)  # focus term -> IDF weight
+    sentence_cover: list[list[float]] = field(default_factory=list)  # [passage][sentence]
+
+    def vector(self) -> list[float]:
+        return [self.values[name] for name in FEATURES]
+
+
+def question_terms(query: str, idf: Idf | None) -> dict[str, float]:
+    """The query's content words with their IDF weight, request words left out."""
+    return {t: w for t, w in term_weights(query, idf).items() if t not in REQUEST_WORDS}
+
+
+def weighted_share(weights: dict[str, float], found: set[str]) -> float:
+    total = sum(weights.values())
+    return sum(w for t, w in weights.items() if t in found) / total if total else 0.0
+
+
+def compute(query: str, passages: list[Passage], idf: Idf | None,
+            background: Background) -> Signals:
+    """The signals of one retrieved list (best first; whole abstracts)."""
+    if not passages:
+        return Signals(dict.fromkeys(FEATURES, 0.0))
+    cosines = [p.scores.get("dense", 0.0) for p in passages]
+    ordered = sorted(cosines, reverse=True)
+    top = passages[0]
+    asked = question_terms(query, idf)
+    title = content_terms(top.title)
+    focus = {t: w for t, w in asked.items() if t not in title}
+    sentence_terms = [[content_terms(t) for _, _, t in p.sentence_texts()] for p in passages]
+    top_terms = sentence_terms[0]
+    everything = set().union(*top_terms) if top_terms else set()
+    sentences = [t for _, _, t in top.sentence_texts()]
+    focus_cover = [weighted_share(focus, s) for s in top_terms] if focus else []
+    best_focus = max(focus_cover, default=0.0)
+    near_focus = [t for t, c in zip(sentences, focus_cover) if best_focus and c >= best_focus / 2]
+    values = {
+        "z_cosine": background.z(ordered[0]),
+        "margin": ordered[0] - (ordered[1] if len(ordered) > 1 else 0.0),
+        "title_cover": weighted_share(asked, title),
+        "abstract_cover": weighted_share(asked, everything | title),
+        "focus_sentence": max((weighted_share(focus, s) for s in top_terms), default=0.0)
+        if focus else 1.0,
+        "focus_abstract": weighted_share(focus, everything) if focus else 1.0,
+        # asked for a quantity, but no sentence that carries the focus states one
+        "number_missing": float(bool(_NUMBER_ASKED.search(query))
+                                and not any(_HAS_NUMBER.search(t) for t in near_focus)),
+        # "what is <title> about?": nothing asked beyond naming the paper
+        "about": float(not focus),
+        # the rarest asked word the abstract lacks, relative to the rarest word asked
+        "rare_missing": max((w for t, w in focus.items() if t not in everything), default=0.0)
+        / (max(asked.values(), default=1.0) or 1.0),
+        # asks for a detail abstracts seldom give (hardware, learning rate, licence...) that
+        # this abstract does not mention
+        "detail_missing": float(any(not re.search(re.escape(m.group(0)), top.text, re.I)
+                                    for m in _DETAIL.finditer(query))),
+        # the paper is named: the rarest asked word that its title holds, relative to the
+        # rarest word asked ("DiffDA" in "What hardware trained DiffDA?" -> 1.0)
+        "title_rarest": max((w for t, w in asked.items() if t in title), default=0.0)
+        / (max(asked.values(), default=1.0) or 1.0),
+        # one of the question's rarest words (ties: unseen words all weigh the most) is in
+        # the top paper, title or abstract
+        "rarest_present": float(any(t in everything | title for t, w in asked.items()
+                                    if w == max(asked.values()))),
+    }
+    cover = [[weighted_share(asked, s | content_terms(p.title)) for s in terms]
+             for p, terms in zip(passages, sentence_terms)]
+    return Signals(values, focus, cover)
