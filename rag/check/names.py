@@ -16,6 +16,7 @@ Example: "FUSH^2 has 16 regions [1]." citing "FUSH$^2$ ..." -> [] (LaTeX is read
 
 from __future__ import annotations
 
+import functools
 import re
 
 from ..text import tokenize
@@ -96,9 +97,14 @@ def claim_names(claim: str) -> list[str]:
     return names
 
 
+@functools.lru_cache(maxsize=256)
+def _text_forms(text: str) -> frozenset[str]:
+    return frozenset(_forms(clean(text)))
+
+
 def names_unbacked(claim: str, evidence: list[str]) -> list[str]:
     """The names of `claim` that no evidence text writes (module doc)."""
-    forms = set().union(*(_forms(clean(t)) for t in evidence)) if evidence else set()
+    forms = frozenset().union(*(_text_forms(t) for t in evidence))
     wrong = []
     for name in claim_names(claim):
         parts = [p for p in re.findall(r"[A-Za-z0-9]+", name) if is_name(p, False)]

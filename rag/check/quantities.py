@@ -8,6 +8,7 @@ not a number. Values are normalised as `support.numbers` does ("1,000" -> "1000"
 
 from __future__ import annotations
 
+import functools
 import re
 from decimal import Decimal, InvalidOperation
 
@@ -52,6 +53,12 @@ def _norm(raw: str) -> str:
     return value.rstrip("0").rstrip(".") if "." in value else value
 
 
+@functools.lru_cache(maxsize=65536)
+def _stem(word: str) -> str | None:
+    stems = tokenize(word)
+    return stems[0] if stems else None
+
+
 def sentence_tokens(sentence: str, number_words: bool = True) -> list[tuple]:
     """("num", {values}, unit) and ("word", stem or None, original word), in order; number
     words ("two", "twice") count as numbers only with `number_words` (in evidence)."""
@@ -62,8 +69,7 @@ def sentence_tokens(sentence: str, number_words: bool = True) -> list[tuple]:
         if m.group("punct"):
             out.append(("punct", None, m.group("punct")))
         elif m.group("word"):
-            stems = tokenize(m.group("word"))
-            out.append(("word", stems[0] if stems else None, m.group("word")))
+            out.append(("word", _stem(m.group("word")), m.group("word")))
         elif m.group("wnum"):
             value = _WORD_NUMBERS[m.group("wnum").lower()]
             times = m.group("wu") or m.group("wnum").lower() in ("twice", "double", "half",

@@ -38,6 +38,7 @@ Example: "About 100x." citing "up to 100 times faster" -> [].
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import NamedTuple
 
@@ -170,17 +171,25 @@ def _in_role(claim: Occurrence, evidence: list[Occurrence]) -> bool:
 _ENUMERATOR = re.compile(r"^\s*\d{1,2}[.)](?=\s)|\(\d\)")
 
 
+@functools.lru_cache(maxsize=256)
+def _evidence(text: str) -> tuple[frozenset[str], tuple[Occurrence, ...]]:
+    """The name stems and the numbers of an evidence text, once per text."""
+    cleaned = clean(text)
+    sentences = [cleaned[s:e] for s, e in split_sentences(cleaned)]
+    names = frozenset(name_stems(sentences))
+    return names, tuple(o for sentence in sentences
+                        for o in _occurrences(sentence_tokens(sentence), names, EVIDENCE_WINDOW))
+
+
 def roles_unbacked(claim: str, evidence: list[str]) -> list[str]:
     """The numbers and names of `claim` that no evidence sentence states in the same role
     (module doc); [] when all are backed. Numbers the evidence lacks altogether are listed too."""
     claim = _ENUMERATOR.sub(" ", clean(claim))
-    cleaned = [clean(t) for t in evidence]
-    ev_sentences = [t[s:e] for t in cleaned for s, e in split_sentences(t)]
-    names = name_stems([claim, *ev_sentences])
-    occurrences = [o for sentence in ev_sentences
-                   for o in _occurrences(sentence_tokens(sentence), names, EVIDENCE_WINDOW)]
+    seen = [_evidence(text) for text in evidence]
+    names = name_stems([claim]).union(*(names for names, _ in seen))
+    occurrences = [o for _, found in seen for o in found]
     wrong = []
     for occurrence in _occurrences(sentence_tokens(claim, False), names):
         if not _in_role(occurrence, occurrences):
             wrong.append("–".join(sorted(occurrence.values, key=float)) + occurrence.unit)
-    return wrong + names_unbacked(claim, cleaned)
+    return wrong + names_unbacked(claim, evidence)
