@@ -8,5 +8,5 @@ Installed as `rag.eval`: `rag.eval.datasets` loads and validates the question se
 `rag.eval.metrics` holds one module per metric family (pure functions, no I/O), `rag.eval.run`
 runs configurations and caches their rows, `rag.eval.report` writes the JSON/Markdown summary
 and plots, `rag.eval.gate` checks a summary against the committed thresholds in
-`eval/thresholds.json`, `rag.eval.calibrate` measures the abstention threshold. Nothing here needs a network or an LLM; `--judge` is the one optional exception.
+`eval/thresholds.json`, `rag.eval.fit_answerability` fits the answerability gate on the question bank. Nothing here needs a network or an LLM; `--judge` is the one optional exception.
 """

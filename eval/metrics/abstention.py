@@ -4,7 +4,7 @@ Positives are the unanswerable questions. Precision: of the abstentions, the sha
 unanswerable questions. Recall: of the unanswerable questions, the share abstained on. False
 abstention rate: of the answerable questions, the share wrongly abstained on (the cost users
 feel). `sweep` evaluates a score gate (abstain when score < threshold) at many thresholds and
-`choose_threshold` picks one by a stated rule; `rag.eval.calibrate` uses both.
+`choose_threshold` picks one by a stated rule; `rag.eval.fit_answerability` uses it.
 
 Example: abstained [T, T, F, F], answerable [F, T, T, F] -> precision 0.5, recall 0.5,
 false abstention 0.5.
