@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 
 import pytest
 
@@ -177,6 +178,69 @@ def test_the_reference_answers_of_the_question_bank_are_in_role():
                     if roles_unbacked(row["reference_answer"], evidence):
                         flagged.append(row["reference_answer"])
     assert total > 250 and len(flagged) <= total // 100, flagged
+
+
+# What a small LLM writes for the bank's stress questions (a number or name the abstract does not
+# give): the asked quantity, filled with some number the near paper's abstract states elsewhere.
+FABRICATED = {
+    "002": "It gets an ImageNet top-1 accuracy of {n}.",
+    "004": "The REST model has {n} parameters.",
+    "005": "Bespoke Non-Stationary solvers reach an FID of {n} on MS-COCO.",
+    "006": "It reports a certified robust accuracy of {n} on CIFAR-10.",
+    "008": "They ran {n} training episodes.",
+    "009": "The sparser JL embedding takes {n} seconds in practice.",
+    "014": "It achieves an RMSE of {n} on MovieLens.",
+    "015": "Surface-VQMAE uses a codebook of {n} entries.",
+    "022": "The test needed {n} samples in the synthetic experiments.",
+    "023": "The MNIST-1D test set has {n} examples.",
+    "025": "E-UC3RL reaches an empirical regret of {n}.",
+    "026": "The third iteration gets a {n} win rate on AlpacaEval.",
+    "029": "Hierarchical IPM takes {n} seconds.",
+    "032": "LLaMA-7B gets a LAMBADA accuracy of {n} with classifier-free guidance.",
+    "033": "VCNeF reports an nRMSE of {n} on the Burgers equation.",
+    "034": "JSQ gets a WikiText-2 perplexity of {n} on LLaMA-7B.",
+    "035": "They fine-tuned with ArCHer on {n} GPUs.",
+    "036": "The authors interviewed {n} people.",
+    "037": "The adversary can identify {n} of the training samples.",
+    "038": "The adversarially trained model gets a robust accuracy of {n} on CIFAR-10.",
+    "041": "The biggest model had {n} parameters.",
+    "042": "MosIT has {n} dialogue samples.",
+    "043": "ME-DOL's experiments used {n} agents.",
+    "045": "Proactive DP reaches a test accuracy of {n} on MNIST.",
+    "051": "Training the largest early-exit LLM took {n} GPUs.",
+    "058": "TutorEval has {n} questions.",
+    "064": "The merged model has an average Open LLM Leaderboard score of {n}.",
+    "065": "The sweep consumed {n} TPU-hours.",
+    "069": "The VideoPrism encoder has {n} parameters.",
+    "073": "Training with the Brier score adds {n} BLEU points on WMT14.",
+    "074": "OLLIE pretrains on {n} demonstration trajectories per task.",
+    "075": "MagicPose achieves an FID of {n} on the TikTok dataset.",
+    "079": "REM reaches a human-normalized mean score of {n} on Atari 100K.",
+    "092": "MoMo-Adam reaches a BLEU score of {n} on IWSLT14.",
+    "102": "The portfolio gets an out-of-sample Sharpe ratio of {n}.",
+    "104": "Stochastic NGVI converges {n} faster than black-box VI.",
+    "112": "PfR reaches a worst-group accuracy of {n} on Waterbirds.",
+    "118": "CHAI saves {n} GB of GPU memory.",
+    "123": "NODESAFE gets an AUROC of {n} on Cora.",
+    "125": "The tensor sketches show a {n} wall-clock speedup.",
+}
+_STATED = re.compile(r"(?<![\w.\-])\d+(?:[.,]\d+)*(?:\s?%|×|x\b|B\b|M\b|K\b)?")
+
+
+def test_numbers_of_the_abstract_put_in_the_asked_role_are_caught():
+    with open(ROOT / "eval" / "datasets" / "bank" / "unanswerable.jsonl", encoding="utf-8") as f:
+        near = {row["id"]: row["near_paper"] for row in map(json.loads, f)}
+    answers = []
+    for n, template in FABRICATED.items():
+        paper = _corpus()[near[f"bank-u-{n}"]]
+        evidence = f"{paper['title']}. {paper['abstract']}"
+        for number in sorted(set(_STATED.findall(clean(paper["abstract"])))):
+            answers.append((template.format(n=number.replace(" ", "")), evidence))
+    missed = [a for a, evidence in answers if not roles_unbacked(a, [evidence])]
+    # 89 answers, 6 missed when written: "The MNIST-1D test set has 4000 examples" (its training
+    # set does), "The biggest model had 47 parameters" ("we train 47 models of varying sizes
+    # and parameter counts"), a bare "a 2 wall-clock speedup" and the like
+    assert len(answers) > 80 and len(missed) <= len(answers) // 10, missed
 
 
 def test_the_table_is_large_and_balanced():

@@ -32,12 +32,15 @@ _CHUNK = r"[A-Za-z0-9][\w\-'’.]*"
 
 def clean(text: str) -> str:
     """LaTeX and markdown out: "$2.1\\times$" -> "2.1×", "9\\%" -> "9%", "$L_1$" -> "L1",
-    "$\\frac{1}{T}$" -> "1/T", "$\\Delta$-IRIS" -> "Delta-IRIS", "CTCNet's" -> "CTCNet"."""
+    "$d^2$" -> "d2" (an exponent is no number), "$\\frac{1}{T}$" -> "1/T", "$\\Delta$-IRIS" ->
+    "Delta-IRIS", "CTCNet's" -> "CTCNet"."""
     text = re.sub(r"\s?\\times\b", "×", text).replace("\\%", "%")
     text = re.sub(r"\\frac\{([^{}]*)\}\{([^{}]*)\}", r"\1/\2", text)
+    text = re.sub(r"\\infty\b", "inf", text)
     text = re.sub(r"\\([A-Za-z]+)", lambda m: m.group(1) if m.group(1).lower() in _GREEK else " ",
                   text)
     text = re.sub(r"(\w)['’]s\b", r"\1", text)
+    text = re.sub(r"(?<=[A-Za-z])\$?\^\{?(\d+)\}?", r"\1", text)  # "d^2" -> "d2": no number
     return re.sub(r"[${}\\_*]", "", text).replace("^", " ")
 
 

@@ -6,10 +6,11 @@ A number's role is what stands around it (LaTeX read as text: "$2.1\\times$" is 
     ("7B" is "7 billion"); a range ("2–5", "2-5", "1.75-2.39×") states both ends;
   - its role words: the stemmed content words (`text.tokenize`) within `WINDOW` words before it
     and after it up to a comma, without generic words ("achieves", "up", "our") and, in the
-    claim, without the names before it ("FastMap reaches 2.0" and "FastMap achieves 2x" share
-    only the subject); evidence windows are wider (`EVIDENCE_WINDOW`), and the words before a
-    sentence's first number are role words of all its numbers ("Averaging the endpoint error
-    ..., it beats the explicit baselines by 11-27%, the GAN baseline by 47%");
+    claim, without names ("FastMap reaches 2.0" and "FastMap achieves 2x" share only the
+    subject) but the one right before it; evidence windows are wider (`EVIDENCE_WINDOW`) and
+    keep names, and the words before a sentence's first number are role words of all its
+    numbers ("Averaging the endpoint error ..., it beats the explicit baselines by 11-27%, the
+    GAN baseline by 47%");
   - its lead: the nouns right after it ("8 GPUs", "7% of its MACs"; "1.4x and 1.6x speedups":
     both), and its measure: a `MEASURES` noun right before it ("a perplexity of 2").
 A number of the claim is in role when one evidence sentence states the same value and (a bare
@@ -25,7 +26,7 @@ number with none of these is in role wherever its value is)
 List markers ("2. ...", "(1)") are no numbers; number words ("twice") count in the evidence.
 
 Example: "PolySketchFormer reaches a perplexity of 2.0." citing "our model achieves 2x speedup
-in training" -> ['2'] (a bare number against "x"; no "perplexity" there).
+in training" -> ['2'] (its measure, perplexity, is nowhere near the 2x).
 Example: "HyperDistill was trained on 6–14 hours of robot data." citing "reduces model size by
 6-14 times" -> ['6–14'] ("hours" is counted, "times" a ratio).
 Example: "Its models are 6–14x smaller." citing the same -> [] ("model" shared).
@@ -112,7 +113,7 @@ def _measure(tokens: list[tuple], i: int) -> str | None:
 
 def _occurrences(tokens: list[tuple], names: set[str], wide: int = WINDOW):
     """Each number of the sentence (module doc). Names are role words in the evidence (`wide` >
-    `WINDOW`), and in the claim right before a number ("Llama 2", "Bourgain '85") or after it."""
+    `WINDOW`), and in the claim only right before a number ("Llama 2", "Bourgain '85")."""
     stem = {i: _SAME.get(t[1], t[1]) for i, t in enumerate(tokens)
             if t[0] == "word" and t[1] and t[1] not in GENERIC}
     nums = [i for i, t in enumerate(tokens) if t[0] == "num"]
@@ -126,15 +127,14 @@ def _occurrences(tokens: list[tuple], names: set[str], wide: int = WINDOW):
     for k, i in enumerate(nums):
         lo, hi = nums[k - 1] if k else -1, nums[k + 1] if k + 1 < len(nums) else len(tokens)
         end = min(j for j in stops if j > i)
-        near = [j for j in stem if j < i][-wide:] + [j for j in stem if i < j < end][:wide]
-        objects = {stem[j] for j in near if j > i}  # "81.6% on CIFAR-10"
-        near = [j for j in near if wide > WINDOW or stem[j] not in names]
+        words = [j for j in stem if wide > WINDOW or stem[j] not in names]
+        near = [j for j in words if j < i][-wide:] + [j for j in words if i < j < end][:wide]
         prev = next((j for j in range(i - 1, -1, -1) if tokens[j][0] == "word"), None)
         if prev in stem and stem[prev] in names:
             near.append(prev)
         others = {j for n, lead in leads.items() if n != i for j in lead}
         own = {stem[j] for j in near if lo < j < hi and j not in others}
-        yield Occurrence(tokens[i][1], tokens[i][2], {stem[j] for j in near} | objects, own,
+        yield Occurrence(tokens[i][1], tokens[i][2], {stem[j] for j in near}, own,
                          {stem[j] for j in leads[i] if j in stem}, set(stem.values()),
                          {s for j, s in stem.items() if j < nums[0]},
                          stem[prev] if prev in stem and stem[prev] in names else None,
@@ -168,14 +168,14 @@ def _in_role(claim: Occurrence, evidence: list[Occurrence]) -> bool:
 
 
 # List markers are no facts: "2. Efficient planning", "(1) it ..."
-_ENUMERATOR = re.compile(r"^\s*\d{1,2}[.)](?=\s)|\(\d\)")
+_ENUMERATOR = re.compile(r"^\s*\d{1,2}[.)](?=\s)|\(\d\)(?=\s)")
 
 
 @functools.lru_cache(maxsize=256)
 def _evidence(text: str) -> tuple[frozenset[str], tuple[Occurrence, ...]]:
     """The name stems and the numbers of an evidence text, once per text."""
     cleaned = clean(text)
-    sentences = [cleaned[s:e] for s, e in split_sentences(cleaned)]
+    sentences = [_ENUMERATOR.sub(" ", cleaned[s:e]) for s, e in split_sentences(cleaned)]
     names = frozenset(name_stems(sentences))
     return names, tuple(o for sentence in sentences
                         for o in _occurrences(sentence_tokens(sentence), names, EVIDENCE_WINDOW))
