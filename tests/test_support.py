@@ -98,3 +98,14 @@ def test_with_idf_weights_restating_common_words_is_not_support():
     assert [s.supported for s in checked.sentences] == [True]  # 4 of 5 words, unweighted
     check_support(checked, idf=idf)
     assert [s.supported for s in checked.sentences] == [False]
+
+
+def test_a_name_counts_when_the_cited_abstract_or_its_author_list_gives_it():
+    passage = _passage()
+    passage.authors = "Ada Lovelace, Alan Turing"
+    for answer, supported in [
+            ("Lovelace and Turing propose FastMap, a mapping method for sparse graphs [1].", True),
+            ("FastMap is a mapping method for sparse graphs like GraphSAGE [1].", False)]:
+        checked = check_citations(answer, [passage])
+        check_support(checked)
+        assert [s.supported for s in checked.sentences] == [supported], answer

@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import NamedTuple
+from typing import NamedTuple, Sequence
 
 from ..ingest.chunking import split_sentences
 from ..text import tokenize
@@ -181,9 +181,10 @@ def _evidence(text: str) -> tuple[frozenset[str], tuple[Occurrence, ...]]:
                         for o in _occurrences(sentence_tokens(sentence), names, EVIDENCE_WINDOW))
 
 
-def roles_unbacked(claim: str, evidence: list[str]) -> list[str]:
+def roles_unbacked(claim: str, evidence: list[str], records: Sequence[str] = ()) -> list[str]:
     """The numbers and names of `claim` that no evidence sentence states in the same role
-    (module doc); [] when all are backed. Numbers the evidence lacks altogether are listed too."""
+    (module doc); [] when all are backed. Numbers the evidence lacks altogether are listed too.
+    `records` (the cited papers' author lists) may back names, not numbers."""
     claim = _ENUMERATOR.sub(" ", clean(claim))
     seen = [_evidence(text) for text in evidence]
     names = name_stems([claim]).union(*(names for names, _ in seen))
@@ -192,4 +193,4 @@ def roles_unbacked(claim: str, evidence: list[str]) -> list[str]:
     for occurrence in _occurrences(sentence_tokens(claim, False), names):
         if not _in_role(occurrence, occurrences):
             wrong.append("–".join(sorted(occurrence.values, key=float)) + occurrence.unit)
-    return wrong + names_unbacked(claim, evidence)
+    return wrong + names_unbacked(claim, [*evidence, *records])

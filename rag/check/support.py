@@ -82,18 +82,20 @@ def check_support(checked: Checked, embedder=None, idf: Idf | None = None) -> No
             sent.supported, sent.support = False, 0.0
             continue
         claim = re.sub(r"\[\d+\]", "", sent.text).strip(" -*")
-        best_cov, best_text, evidence_texts = 0.0, "", []
+        best_cov, best_text, evidence_texts, authors = 0.0, "", [], []
         for n in sent.citations:
             c = by_n.get(n)
             if c is None:
                 continue
             evidence_texts.append(_evidence(c.passage))
+            authors.append(c.passage.authors)
             for evidence in (c.quote, evidence_texts[-1]):
                 cov = coverage(claim, evidence, idf)
                 if cov > best_cov:
                     best_cov, best_text = cov, evidence
         sent.support = best_cov
-        if unbacked_numbers(claim, evidence_texts) or roles_unbacked(claim, evidence_texts):
+        if unbacked_numbers(claim, evidence_texts) or roles_unbacked(claim, evidence_texts,
+                                                                     authors):
             sent.supported = False
             continue
         sent.supported = best_cov >= MIN_COVERAGE
