@@ -28,6 +28,7 @@ GENERIC_ACRONYMS = frozenset(
 _GREEK = frozenset("alpha beta gamma delta epsilon zeta eta theta lambda mu pi rho sigma tau phi "
                    "chi psi omega".split())
 _CHUNK = r"[A-Za-z0-9][\w\-'’.]*"
+_NON_ALNUM = re.compile(r"[^a-z0-9]")
 
 
 def clean(text: str) -> str:
@@ -73,18 +74,25 @@ def name_stems(sentences: list[str]) -> set[str]:
 
 
 def _form(name: str) -> str:
-    return re.sub(r"[^a-z0-9]", "", name.lower()).rstrip("s")
+    return _NON_ALNUM.sub("", name.lower()).rstrip("s")
 
 
-def _forms(text: str) -> set[str]:
-    """Normalised spellings a name may take in the text: its words, their alphanumeric runs,
-    each two runs in a row ("GPT 4" and "GPT-4" for "GPT4") and the initials of 2 to 5 words."""
+@functools.lru_cache(maxsize=256)
+def _forms(text: str) -> frozenset[str]:
+    """Normalised spellings a name may take in the text: its words, their alphanumeric runs and
+    each two runs in a row ("GPT 4" and "GPT-4" for "GPT4")."""
+    text = clean(text)
     runs = re.findall(r"[A-Za-z0-9]+", text)
     forms = {_form(c) for c in re.findall(_CHUNK, text)} | {_form(r) for r in runs}
-    forms |= {_form(a + b) for a, b in zip(runs, runs[1:])}
-    words = re.findall(r"[A-Za-z]+", text)  # an acronym of its words: "generalized linear model"
-    return forms | {"".join(w[0] for w in words[i:i + n]).lower()
-                    for n in range(2, 6) for i in range(len(words) - n + 1)}
+    return frozenset(forms | {_form(a + b) for a, b in zip(runs, runs[1:])})
+
+
+@functools.lru_cache(maxsize=256)
+def _initials(text: str) -> frozenset[str]:
+    """The acronyms of 2 to 5 words in a row: "generalized linear model" -> "glm"."""
+    words = [w[0].lower() for w in re.findall(r"[A-Za-z]+", clean(text))]
+    return frozenset("".join(words[i:i + n]) for n in range(2, 6)
+                     for i in range(len(words) - n + 1))
 
 
 def claim_names(claim: str) -> list[str]:
@@ -100,18 +108,19 @@ def claim_names(claim: str) -> list[str]:
     return names
 
 
-@functools.lru_cache(maxsize=256)
-def _text_forms(text: str) -> frozenset[str]:
-    return frozenset(_forms(clean(text)))
-
-
 def names_unbacked(claim: str, evidence: list[str]) -> list[str]:
     """The names of `claim` that no evidence text writes (module doc)."""
-    forms = frozenset().union(*(_text_forms(t) for t in evidence))
+    names = claim_names(claim)
+    forms = frozenset().union(*(_forms(t) for t in evidence)) if names else frozenset()
     wrong = []
-    for name in claim_names(claim):
+    for name in names:
         parts = [p for p in re.findall(r"[A-Za-z0-9]+", name) if is_name(p, False)]
-        if _form(name) not in forms and (re.search(r"\d", name)
-                                         or not all(_form(p) in forms for p in parts)):
-            wrong.append(name)
+        if _form(name) in forms or not re.search(r"\d", name) and all(
+                _form(p) in forms for p in parts):
+            continue
+        core = name[:-1] if name.endswith("s") else name  # "GLMs"
+        if core.isalpha() and core.isupper() and any(
+                core.lower() in _initials(t) for t in evidence):
+            continue  # an acronym of the evidence's words
+        wrong.append(name)
     return wrong
