@@ -55,6 +55,30 @@ def seed_home(tmp_path_factory, embedder) -> Path:
     return home
 
 
+@pytest.fixture(scope="session")
+def full_home(tmp_path_factory, embedder) -> Path:
+    """A data directory holding the index of the whole ICML 2024 corpus (the default corpus),
+    built once per session from the shipped embedding cache (about 30 s, nothing embedded)."""
+    from rag import factory
+    from rag.index.build import build_index
+    from rag.settings import Settings
+
+    home = tmp_path_factory.mktemp("full-home")
+    (home / "config.toml").write_text('corpus = "icml2024"\n', encoding="utf-8")
+    settings = Settings.load(home=str(home), env={}, corpus="icml2024")
+    factory._embedders[("minilm", "")] = embedder
+    report = build_index(settings, embedder, factory.store(settings), "icml2024")
+    assert report.embedded == 0, "the shipped embedding cache should cover the built-in corpus"
+    return home
+
+
+@pytest.fixture
+def full_settings(full_home):
+    from rag.settings import Settings
+
+    return Settings.load(home=str(full_home), env={}, corpus="icml2024")
+
+
 @pytest.fixture
 def seed_settings(seed_home):
     from rag.settings import Settings

@@ -9,7 +9,6 @@ import json
 
 import pytest
 
-import rag
 from rag.settings import Settings
 from test_ui_browser import ARTIFACTS, CHROMIUM, FLAGS, WAIT, answers, ask, free_port, shot
 
@@ -23,21 +22,15 @@ def _papers() -> list[dict]:
 
 
 @pytest.fixture(scope="module")
-def full_settings(seed_home) -> Settings:
-    assert Settings().corpus == "icml2024"  # the default; the session's home says seeds
-    settings = Settings.load(home=str(seed_home), env={}, corpus="icml2024")
-    rag.index_corpus("icml2024", settings)
-    return settings
-
-
-@pytest.fixture(scope="module")
-def page(full_settings):
+def page(full_home):
     from playwright.sync_api import sync_playwright
 
     from rag.ui.app import build_app, launch_app
 
-    demo = build_app(full_settings)
-    _, url = launch_app(demo, full_settings, "127.0.0.1", free_port(), block=False, quiet=True)
+    assert Settings().corpus == "icml2024"  # the default corpus
+    settings = Settings.load(home=str(full_home), env={}, corpus="icml2024")
+    demo = build_app(settings)
+    _, url = launch_app(demo, settings, "127.0.0.1", free_port(), block=False, quiet=True)
     pw = sync_playwright().start()
     browser = pw.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
