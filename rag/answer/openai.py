@@ -1,7 +1,9 @@
 """The `openai` generator: an answer streamed from any OpenAI-compatible chat endpoint.
 
-The prompt comes from `prompting.build_messages`; the HTTP side (timeouts, retries, clear
-errors) lives in `rag/models/openai_api.py`, the only module that imports the `openai` package.
+The prompt comes from `prompting.build_messages` (each paper's evidence sentences, not its
+whole abstract); the HTTP side (timeouts, retries, clear errors) lives in
+`rag/models/openai_api.py`, the only module that imports the `openai` package. The `local`
+generator is this one pointed at an in-process llama.cpp server (`answer/local.py`).
 The stream starts with the `Prompt` sent (passages that fit, notices such as a truncated
 question), then text pieces.
 """
@@ -12,6 +14,7 @@ from typing import Iterator
 
 from ..models.openai_api import ChatClient
 from ..settings import Settings
+from ..text import Idf
 from ..types import Passage
 from . import History
 from .prompting import Prompt, build_messages, clean_rewrite, rewrite_messages
@@ -22,14 +25,16 @@ REWRITE_TOKENS = 64
 class OpenAIGenerator:
     name = "openai"
 
-    def __init__(self, settings: Settings):
+    def __init__(self, settings: Settings, idf: Idf | None = None,
+                 chat: ChatClient | None = None):
         self.settings = settings
-        self.chat = ChatClient(settings)
+        self.idf = idf  # the corpus's IDF table, to pick each paper's evidence sentences
+        self.chat = chat or ChatClient(settings)
 
     def generate(self, question: str, passages: list[Passage],
                  history: History = ()) -> Iterator[str | Prompt]:
         prompt = build_messages(question, passages, history, self.settings.llm_context_tokens,
-                                self.settings.answer_tokens)
+                                self.settings.answer_tokens, idf=self.idf)
         yield prompt  # tells the pipeline which passages fit and what to tell the user
         yield from self.chat.stream(prompt.messages, max_tokens=self.settings.answer_tokens)
 

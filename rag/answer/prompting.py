@@ -1,9 +1,20 @@
 """Chat messages for the LLM generators, fitted to the model's context window.
 
-`build_messages(question, passages, history, context_tokens, answer_tokens)` lays out
-SYSTEM, the last few conversation turns, then one user message holding the numbered passages
-(delimited as data, see `prompts.PASSAGE`) and the question, so that the prompt plus
-`answer_tokens` fit `context_tokens`. When they don't:
+`build_messages(question, passages, history, context_tokens, answer_tokens, idf)` lays out
+SYSTEM (constant, first: llama.cpp's prompt cache keeps it evaluated between questions), the
+last few conversation turns, then one user message holding the numbered passages (delimited as
+data, see `prompts.PASSAGE`) and the question, so that the prompt plus `answer_tokens` fit
+`context_tokens`.
+
+Evidence first: a passage is given as its title and its best sentences for the question
+(`reader.pick`: up to 3 for the first paper, the best one for the others), each with the sentence before it when it leans on it ("This...",
+"It...", "These..."), in the abstract's order with " ... " where sentences were skipped; a
+paper none of whose sentences holds a word of the question is given by its first sentence. A
+passage without sentence spans is given whole. Example: five ICML abstracts of ~250 tokens
+each (~1,300 prompt tokens) become ~5 x 70 evidence tokens. The citation check and the support
+check still read whole abstracts (`pipeline.py`), so `[n]` keeps meaning `passages[n - 1]`.
+
+When the prompt does not fit:
 
 1. a question longer than a third of the room is truncated, with a notice (never silently);
 2. the lowest-ranked passages are dropped, so `[n]` still means `passages[n - 1]`; the first
@@ -23,6 +34,7 @@ from typing import Sequence
 
 from ..errors import GeneratorError
 from ..ingest import tokens
+from ..text import Idf
 from ..types import Passage
 from .prompts import (CANNOT_ANSWER, NOTICE_QUESTION_TOKENS, PASSAGE, REWRITE_SYSTEM, REWRITE_USER,
                       SYSTEM, USER)
@@ -33,8 +45,13 @@ QUESTION_SHARE = 3  # the question may use at most 1/QUESTION_SHARE of the room
 HISTORY_TURNS = 3
 HISTORY_ANSWER_TOKENS = 120
 MIN_PASSAGE_TOKENS = 40
+OTHER_SENTENCES = 1  # evidence sentences of the papers below the first (which gets up to 3)
 _TAG = re.compile(r"<(\s*/?\s*)(abstract)", re.I)
 _MARKERS = re.compile(r"\s*\[\d+(?:\s*[,;]\s*\d+)*\]")
+# A sentence that opens with one of these reads only with the sentence before it.
+_LEANS = re.compile(r"^(?:this|these|that|those|it|its|they|their|them|such|here|both|"
+                    r"the latter|the former|moreover|furthermore|however|thus|hence|"
+                    r"therefore|consequently|in addition|additionally|as a result)\b", re.I)
 
 
 @dataclass
@@ -59,14 +76,42 @@ def format_passage(n: int, passage: Passage, text: str | None = None) -> str:
                           text=neutralise(passage.text if text is None else text))
 
 
+def evidence(question: str, passage: Passage, idf: Idf | None = None,
+             most: int = 3) -> str:
+    """The sentences of `passage` the model needs for `question`, at most `most` of them
+    (plus the sentences they lean on; see module doc)."""
+    from ..retrieve.signals import question_terms, weighted_share
+    from ..text import content_terms
+    from .reader import pick  # the extractive reader's sentence choice
+
+    sentences = [t.strip() for _, _, t in passage.sentence_texts()]
+    if not sentences:
+        return passage.text
+    picked = pick(question, passage, idf) or [0]
+    if len(picked) > most:
+        asked = question_terms(question, idf)
+        picked = sorted(picked, key=lambda i: -weighted_share(asked, content_terms(
+            sentences[i])))[:most]
+    chosen = set(picked)
+    chosen |= {i - 1 for i in chosen if i > 0 and _LEANS.match(sentences[i])}
+    out, last = [], None
+    for i in sorted(chosen):
+        if last is not None and i != last + 1:
+            out.append("...")
+        out.append(sentences[i])
+        last = i
+    return " ".join(out)
+
+
 def _cost(text: str) -> int:
     return tokens.count(text)
 
 
 def build_messages(question: str, passages: Sequence[Passage], history: Sequence = (),
                    context_tokens: int = 8192, answer_tokens: int = 350, system: str = SYSTEM,
-                   user: str = USER) -> Prompt:
-    """The messages asking the model to answer `question` from `passages` (see module doc)."""
+                   user: str = USER, idf: Idf | None = None, whole: bool = False) -> Prompt:
+    """The messages asking the model to answer `question` from `passages` (see module doc);
+    `whole` gives whole abstracts instead of evidence (for comparison in bench/)."""
     room = int((context_tokens - answer_tokens) / SAFETY) - 2 * PER_MESSAGE
     room -= _cost(system) + _cost(user.format(passages="", question=""))
     if room < MIN_PASSAGE_TOKENS * 2:
@@ -83,14 +128,15 @@ def build_messages(question: str, passages: Sequence[Passage], history: Sequence
 
     blocks: list[str] = []
     for n, p in enumerate(passages, start=1):
-        block = format_passage(n, p)
+        text = p.text if whole else evidence(question, p, idf, 3 if n == 1 else OTHER_SENTENCES)
+        block = format_passage(n, p, text)
         cost = _cost(block) + 1
         if cost > room:
             if blocks:
                 break
             # Shorten the best passage rather than answer from nothing.
             overhead = _cost(format_passage(n, p, "")) + 4
-            block = format_passage(n, p, tokens.truncate(p.text, room - overhead) + " ...")
+            block = format_passage(n, p, tokens.truncate(text, room - overhead) + " ...")
             cost = _cost(block) + 1
         blocks.append(block)
         room -= cost

@@ -61,15 +61,17 @@ def _scrub(text: str) -> str:
     return text
 
 
-def openai_client(settings: Settings) -> "openai.OpenAI":
-    base, key = endpoint(), _api_key()
-    cache_key = (base, hashlib.sha256(key.encode()).hexdigest(), settings.llm_timeout,
-                 settings.llm_retries)
+def openai_client(settings: Settings, base_url: str | None = None, api_key: str | None = None,
+                  retries: int | None = None) -> "openai.OpenAI":
+    """A shared client for the configured endpoint, or for `base_url` (an in-process server)."""
+    base, key = base_url or endpoint(), api_key or _api_key()
+    retries = settings.llm_retries if retries is None else retries
+    cache_key = (base, hashlib.sha256(key.encode()).hexdigest(), settings.llm_timeout, retries)
     with _clients_lock:
         client = _clients.get(cache_key)
         if client is None:
             client = openai.OpenAI(base_url=base, api_key=key, timeout=settings.llm_timeout,
-                                   max_retries=settings.llm_retries)
+                                   max_retries=retries)
             _clients[cache_key] = client
         return client
 
@@ -94,9 +96,9 @@ def _attempts(exc: Exception) -> int:
 
 
 def explain(exc: Exception, settings: Settings, model: str,
-            what: str = "chat model") -> GeneratorError:
+            what: str = "chat model", base: str | None = None) -> GeneratorError:
     """A GeneratorError saying, in one line, what went wrong with the endpoint and what to do."""
-    base = endpoint()
+    base = base or endpoint()
     attempts = _attempts(exc)
     tries = f" after {attempts} attempts" if attempts > 1 else ""
     if isinstance(exc, openai.APITimeoutError):
@@ -135,29 +137,38 @@ def available_models(settings: Settings) -> list[str]:
 
 
 def request(settings: Settings, model: str, call, what: str = "chat model",
-            error: type[RagError] = GeneratorError):
+            error: type[RagError] = GeneratorError, base: str | None = None):
     """`call()`'s result. The SDK has already retried what is safe to repeat, so any failure
     here is final: it becomes `error` with `explain`'s one-line message."""
     try:
         return call()
     except (openai.OpenAIError, ValueError, TypeError) as exc:  # Value/TypeError: a bad JSON body
-        raise error(str(explain(exc, settings, model, what))) from None
+        raise error(str(explain(exc, settings, model, what, base))) from None
 
 
 class ChatClient:
-    """Chat completions from `settings.openai_model` at the configured endpoint."""
+    """Chat completions from `settings.openai_model` at the configured endpoint, or from
+    `model` at `base_url` with `api_key` (the local backend's in-process llama.cpp server)."""
 
-    def __init__(self, settings: Settings, model: str | None = None):
+    def __init__(self, settings: Settings, model: str | None = None, base_url: str | None = None,
+                 api_key: str | None = None, retries: int | None = None):
         self.settings = settings
         self.model = model or settings.openai_model
+        self.base_url, self._key, self._retries = base_url, api_key, retries
+
+    def _client(self) -> "openai.OpenAI":
+        return openai_client(self.settings, self.base_url, self._key, self._retries)
+
+    def _explain(self, exc: Exception) -> GeneratorError:
+        return explain(exc, self.settings, self.model, base=self.base_url)
 
     def stream(self, messages: Sequence[dict], max_tokens: int,
                temperature: float = 0.0) -> Iterator[str]:
         """The reply, piece by piece, as the server streams it."""
-        client = openai_client(self.settings)
+        client = self._client()
         stream = request(self.settings, self.model, lambda: client.chat.completions.create(
             model=self.model, messages=list(messages), max_tokens=max_tokens,
-            temperature=temperature, stream=True))
+            temperature=temperature, stream=True), base=self.base_url)
         finished = False
         try:
             for chunk in stream:
@@ -166,28 +177,28 @@ class ChatClient:
                 if piece:
                     yield piece
             if not finished:
-                raise GeneratorError(f"{endpoint()} closed the stream before the answer was "
-                                     f"complete")
+                raise GeneratorError(f"{self.base_url or endpoint()} closed the stream before "
+                                     f"the answer was complete")
         except openai.OpenAIError as exc:
-            raise explain(exc, self.settings, self.model) from None
+            raise self._explain(exc) from None
         except (ValueError, TypeError, AttributeError, KeyError, IndexError) as exc:
-            raise explain(exc, self.settings, self.model) from None
+            raise self._explain(exc) from None
         finally:
             stream.close()
 
     def complete(self, messages: Sequence[dict], max_tokens: int,
                  temperature: float = 0.0) -> str:
         """The whole reply of one non-streamed request."""
-        client = openai_client(self.settings)
+        client = self._client()
         reply = request(self.settings, self.model, lambda: client.chat.completions.create(
             model=self.model, messages=list(messages), max_tokens=max_tokens,
-            temperature=temperature))
+            temperature=temperature), base=self.base_url)
         try:
             content = reply.choices[0].message.content
         except (AttributeError, IndexError, TypeError) as exc:
-            raise explain(exc, self.settings, self.model) from None
+            raise self._explain(exc) from None
         if content is not None and not isinstance(content, str):
-            raise explain(TypeError("content is not text"), self.settings, self.model)
+            raise self._explain(TypeError("content is not text"))
         return content or ""
 
 
