@@ -36,8 +36,9 @@ def ask_stream(question: str, history=None, settings: Settings | None = None, **
 
 
 def index_corpus(corpus: str | None = None, settings: Settings | None = None, progress=None,
-                 rebuild: bool = False):
+                 rebuild: bool = False, uploads=()):
     """Build or update the index of a corpus, embedding only what changed; an IndexReport.
+    `uploads`: papers to add to it as uploaded documents (`rag.documents.add_documents`).
 
     (Not called `index`: that name belongs to the `rag.index` module.)"""
     from . import factory
@@ -45,7 +46,8 @@ def index_corpus(corpus: str | None = None, settings: Settings | None = None, pr
 
     settings = settings or Settings.load()
     report = build_index(settings, factory.embedder(settings), factory.store(settings),
-                         corpus or settings.corpus, progress=progress, rebuild=rebuild)
+                         corpus or settings.corpus, progress=progress, rebuild=rebuild,
+                         uploads=uploads)
     factory.forget_index(settings, corpus)
     return report
 

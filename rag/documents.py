@@ -3,8 +3,10 @@
 Files are checked and stored by `ingest/uploads.py` (a plain file name of an allowed type and
 size that parses; stored under a generated name, the original kept as display metadata).
 Papers whose text (or id) is already in the corpus, or earlier in the same batch, are skipped as
-duplicates. Then `rag.index_corpus()` embeds only what is new; if that fails, the files stored
-for it are removed again.
+duplicates (also of documents uploaded through another machine sharing the store). Then
+`rag.index_corpus()` embeds only what is new, stored as uploads that re-indexing the corpus
+keeps; if that fails, the files stored for it are removed again. `remove_document` is the only
+way an uploaded document leaves the index (`rag remove ID`).
 
 Example: add_documents([("/tmp/x1", "My notes.md")], settings) -> UploadReport(added=[Added(
 "My notes.md", "My notes", "doc-3f2a..."), ...], duplicates=[], rejected=[])
@@ -19,13 +21,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
-from .errors import CorpusError
+from .errors import CorpusError, RagError
 from .index.build import IndexReport
+from .index.locks import writer_lock
+from .index.sources import remove_upload, removed_uploads, stored_uploads
 from .ingest import corpus as corpus_mod
 from .ingest.readers import normalise
-from .ingest.uploads import (MAX_FILES, MAX_UPLOAD_BYTES, check_file, display_name, parse,
-                             read_manifest, stored_bytes, stored_name, write_atomic,
-                             write_manifest)
+from .ingest.uploads import (MAX_FILES, MAX_UPLOAD_BYTES, check_file, display_name,
+                             jsonl_lines, parse, read_manifest, stored_bytes, stored_name,
+                             write_atomic, write_manifest)
 from .settings import Settings
 from .types import Paper
 
@@ -60,11 +64,24 @@ class UploadReport:
                 f"{len(self.rejected)} rejected")
 
 
-def reindex(settings: Settings, corpus: str, progress=None) -> IndexReport:
-    """Index the corpus with its new uploads (embeds only what is new)."""
+def reindex(settings: Settings, corpus: str, progress=None, uploads: Sequence[Paper] = ()
+            ) -> IndexReport:
+    """Index the corpus, adding `uploads` to it (embeds only what is new)."""
     import rag
 
-    return rag.index_corpus(corpus, settings, progress=progress)
+    return rag.index_corpus(corpus, settings, progress=progress, uploads=uploads)
+
+
+def _uploaded(settings: Settings, corpus: str) -> tuple[list[Paper], set[str]]:
+    """The documents uploaded to the corpus through any machine sharing the store, and the ids
+    of those removed from it (this machine may still hold a copy)."""
+    from . import factory
+
+    try:
+        col = factory.index(settings, corpus).collection
+    except RagError:
+        return [], set()  # no index yet
+    return stored_uploads(col), removed_uploads(col)
 
 
 def add_documents(files: Iterable[tuple[str | os.PathLike, str]], settings: Settings,
@@ -87,7 +104,9 @@ def add_documents(files: Iterable[tuple[str | os.PathLike, str]], settings: Sett
                                                            f"once; add the rest afterwards"))
     folder = corpus_mod.uploads_dir(settings, corpus)
     with _write_lock:
-        existing = corpus_mod.load_corpus(corpus, [folder]).papers
+        stored, removed = _uploaded(settings, corpus)
+        existing = [p for p in corpus_mod.load_corpus(corpus, [folder]).papers
+                    if p.id not in removed] + stored
         seen_ids = {p.id: p.title for p in existing}
         seen_texts = {normalise(p.text): p.title for p in existing}
         accepted: list[tuple[str, bytes, list[Paper], str]] = []  # name, bytes, papers, suffix
@@ -126,7 +145,8 @@ def add_documents(files: Iterable[tuple[str | os.PathLike, str]], settings: Sett
             written.append(write_atomic(folder, fname, data))
             manifest[fname] = {"name": name, "added": time.time(), "papers": [p.id for p in papers]}
         try:
-            report.index = reindex(settings, corpus, progress)
+            report.index = reindex(settings, corpus, progress,
+                                   [p for _, _, papers, _ in accepted for p in papers])
         except BaseException:
             for path in written:  # not indexed: do not leave them to surprise the next run
                 path.unlink(missing_ok=True)
@@ -142,3 +162,66 @@ def upload_pairs(paths: Sequence[str | os.PathLike], names: Sequence[str] | None
     """(path, name) pairs for `add_documents`, using each path's own name when none is given."""
     names = list(names) if names is not None else [Path(p).name for p in paths]
     return list(zip(map(str, paths), names))
+
+
+@dataclass
+class Removed:
+    """An uploaded document taken out of a corpus by `remove_document`."""
+
+    corpus: str
+    paper_id: str
+    title: str
+    chunks: int
+    files: list[str] = field(default_factory=list)  # this machine's stored copies, by name
+
+    def summary(self) -> str:
+        where = f"; deleted its stored file {', '.join(self.files)}" if self.files else ""
+        return (f"removed \u201c{self.title}\u201d ({self.paper_id}, {self.chunks} chunk(s)) "
+                f"from corpus {self.corpus}{where}")
+
+
+def remove_document(paper_id: str, settings: Settings, corpus: str | None = None) -> Removed:
+    """Remove an uploaded document from the index of a corpus, for every machine sharing it.
+
+    Args:
+        paper_id: the id `rag papers` shows.
+        settings: the Settings of the index.
+        corpus: the corpus it was added to (default: settings.corpus).
+    InputError for an id that is not there (or no longer) and for a paper of the corpus itself.
+    """
+    from . import factory
+
+    corpus = corpus or settings.corpus
+    index = factory.index(settings, corpus)
+    folder = corpus_mod.uploads_dir(settings, corpus)
+    local = corpus_mod.load_corpus(corpus, [folder]).extra
+    with _write_lock, writer_lock(settings):
+        title, chunks = remove_upload(index.collection, paper_id, corpus, local)
+        removed = Removed(corpus, paper_id, title, chunks)
+        if paper_id in local:
+            removed.files = _forget_local(settings, corpus, paper_id)
+    factory.forget_index(settings, corpus)
+    return removed
+
+
+def _forget_local(settings: Settings, corpus: str, paper_id: str) -> list[str]:
+    """Delete this machine's stored copy of an uploaded paper (a JSONL keeps its other records);
+    the original names of the files it was in."""
+    folder = corpus_mod.uploads_dir(settings, corpus)
+    manifest = read_manifest(settings, corpus)
+    names = []
+    for fname, entry in list(manifest.items()):
+        ids = list(entry.get("papers", []))
+        if paper_id not in ids:
+            continue
+        names.append(str(entry.get("name", fname)))
+        path = folder / fname
+        ids.remove(paper_id)
+        if ids and path.suffix == ".jsonl" and path.exists():
+            write_atomic(folder, fname, jsonl_lines(path, set(ids)))
+            entry["papers"] = ids
+        else:
+            path.unlink(missing_ok=True)
+            del manifest[fname]
+    write_manifest(folder, manifest)
+    return names

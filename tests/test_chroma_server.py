@@ -237,9 +237,14 @@ def test_a_reader_sees_what_another_process_indexed(server_home, chroma_server, 
         assert reader.snapshot().generation != before
         top = BM25Retriever(reader).retrieve("zanzibarite quokka drones", 1)
         assert top and top[0].title == "Quokka census by drones"
-    finally:
-        upload.unlink()
-        build_index(writer_settings, embedder, Store(url=url), "seeds")
+    finally:  # an uploaded document leaves the shared index only when removed explicitly
+        from rag.index.locks import writer_lock
+        from rag.index.sources import remove_upload, upload_ids
+
+        col = Store(url=url).open(reader.name)
+        with writer_lock(writer_settings):
+            for pid in upload_ids(col):
+                remove_upload(col, pid, "seeds", set())
     reader._checked = float("-inf")
     assert all(p.title != "Quokka census by drones"
                for p in BM25Retriever(reader).retrieve("zanzibarite quokka drones", 5))

@@ -1,4 +1,4 @@
-"""The `rag` command: index, ask, papers, serve, eval. Errors become one-line messages.
+"""The `rag` command: index, ask, papers, remove, serve, eval. Errors become one-line messages.
 
 It sits at the edge, beside the UI: it imports the library, and dispatches `serve` to
 `rag.ui.app` and `eval` to `rag.eval.run` only when those commands run."""
@@ -82,6 +82,15 @@ def cmd_papers(args) -> int:
     return 0
 
 
+def cmd_remove(args) -> int:
+    from rag.documents import remove_document
+
+    settings = _settings(args)
+    for paper_id in args.ids:
+        print(remove_document(paper_id, settings, settings.corpus).summary())
+    return 0
+
+
 def cmd_serve(args) -> int:
     from .app import serve
 
@@ -125,6 +134,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("papers", help="list the indexed papers")
     common(p)
     p.set_defaults(func=cmd_papers)
+
+    p = sub.add_parser("remove", help="remove uploaded documents from a corpus")
+    p.add_argument("ids", nargs="+", metavar="ID", help="a document id `rag papers` lists")
+    common(p)
+    p.set_defaults(func=cmd_remove)
 
     p = sub.add_parser("serve", help="start the chat UI")
     common(p)

@@ -2,7 +2,8 @@
 
 Chroma is the source of truth. Every chunk carries its paper's id, content hash and chunk count
 (`schema.py`), so `build_index` can diff the corpus against what is stored: unchanged papers are
-skipped, changed or incomplete ones (an interrupted run) are re-embedded, removed ones deleted.
+skipped, changed or incomplete ones (an interrupted run) are re-embedded, removed ones deleted;
+documents users uploaded to the corpus are kept (`sources.py`: only `rag remove` deletes them).
 The snapshot (chunk table + BM25, `snapshot.py`) is derived from Chroma's contents and tagged
 with the collection's `generation`; any process that finds it stale rebuilds it from the store,
 which is also how several `rag serve` processes share one Chroma server. A manifest beside the
@@ -19,7 +20,7 @@ import os
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -31,10 +32,12 @@ from ..settings import Settings
 from ..types import Chunk, Paper
 from .cache import EmbeddingCache, shipped
 from .collection import Collection
-from .locks import SpaceReserve, WriteLock
+from .locks import SpaceReserve, writer_lock
 from .naming import collection_name
 from .opened import Index
 from .schema import SCHEMA, check_embedder, chunk_meta, indexed_text, paper_hash
+from .sources import (CORPUS, UPLOAD, diff, removed_uploads, stored_uploads,
+                      tombstone_meta)
 from .store import Store, store_for
 
 Progress = Callable[[int, int], None]  # (done, total) chunks embedded
@@ -49,6 +52,7 @@ class IndexReport:
     added: int = 0
     updated: int = 0
     removed: int = 0
+    uploads: int = 0  # uploaded documents already in the store, kept as they were
     embedded: int = 0  # chunks embedded by the model in this run (0 when nothing changed)
     cached: int = 0  # chunks written in this run with a vector from the embedding cache
     duplicates: list[str] = field(default_factory=list)
@@ -58,24 +62,33 @@ class IndexReport:
         return (f"{self.corpus}: {self.papers} papers, {self.chunks} chunks; added {self.added}, "
                 f"updated {self.updated}, removed {self.removed}; embedded {self.embedded} "
                 f"chunks in {self.seconds:.1f} s ({self.cached} more from the embedding cache); "
-                f"{len(self.duplicates)} duplicate(s) skipped")
+                f"{len(self.duplicates)} duplicate(s) skipped"
+                + (f"; {self.uploads} uploaded document(s) kept" if self.uploads else ""))
 
 
 def build_index(settings: Settings, embedder: Embedder, store: Store | None = None,
                 corpus: str | None = None, progress: Progress | None = None,
-                rebuild: bool = False, cache: EmbeddingCache | bool = True) -> IndexReport:
+                rebuild: bool = False, cache: EmbeddingCache | bool = True,
+                uploads: Sequence[Paper] = ()) -> IndexReport:
     """Bring the index of `corpus` up to date with its files, embedding only what changed.
 
-    `cache`: True looks vectors up in the shipped cache of `embedder.name` first, False embeds
-    every chunk (to time the model), or an `EmbeddingCache` to use instead."""
+    `uploads`: documents to add to it as uploads (`rag.documents`); uploads already in the
+    store are kept (`sources.py`), and recovered from it by `rebuild`. `cache`: True looks
+    vectors up in the shipped cache of `embedder.name` first, False embeds every chunk (to time
+    the model), or an `EmbeddingCache` to use instead."""
     t0 = time.perf_counter()
     corpus = corpus or settings.corpus
-    loaded = corpus_mod.load_corpus(corpus, [corpus_mod.uploads_dir(settings, corpus)])  # may raise: nothing
-    store = store or store_for(settings)                                      # written yet
+    # This machine's uploads go in too (those already in the store are kept as they are),
+    # unless removed with `rag remove` since, from any machine.
+    loaded = corpus_mod.load_corpus(corpus, [corpus_mod.uploads_dir(settings, corpus)])
+    store = store or store_for(settings)  # a bad file raised above: nothing written yet
     name = collection_name(corpus, embedder)
     report = IndexReport(corpus, name, duplicates=loaded.duplicates)
-    with WriteLock(settings.home_path):
+    uploads, asked, carried = list(uploads), {p.id for p in uploads}, set()
+    with writer_lock(settings):
         if rebuild:
+            kept, carried = _recover_uploads(store, name)
+            uploads += kept
             try:
                 store.delete(name)
             except IndexCorruptError as exc:
@@ -85,35 +98,45 @@ def build_index(settings: Settings, embedder: Embedder, store: Store | None = No
         col = store.open(name, create_meta={"embedder": embedder.name, "dim": embedder.dim,
                                             "corpus": corpus_mod.corpus_key(corpus), "schema": SCHEMA})
         check_embedder(col, embedder, name)
-        wanted = {p.id: (p, paper_hash(p, settings)) for p in loaded.papers}
+        held = removed_uploads(col)
+        removed = held | carried
+        uploads += [p for p in loaded.papers if p.id in loaded.extra and p.id not in removed]
+        wanted = {p.id: (p, paper_hash(p, settings)) for p in loaded.papers
+                  if p.id not in loaded.extra}
+        new_uploads = {p.id for p in uploads if p.id not in wanted}
+        wanted.update({p.id: (p, paper_hash(p, settings)) for p in uploads if p.id in new_uploads})
+        tombstones = removed - asked  # an upload removed, then added again, is back
         index = Index(settings, embedder, col, name)
         fingerprint = _fingerprint(wanted)
-        if _unchanged(index, fingerprint):
+        manifest = _unchanged(index, fingerprint)
+        if manifest is not None:
             todo, stale = [], []  # nothing written since the last complete run: skip the diff
+            report.uploads = int(manifest.get("uploads", 0))
         else:
-            todo, stale = _diff(col, wanted, report)
+            todo, stale = diff(col, wanted, report, loaded.extra)
         if stale or todo or col.meta.get("generation", "").startswith("dirty") \
-                or "generation" not in col.meta:
+                or "generation" not in col.meta or tombstones != held:
             # New chunks are written before old ones are deleted, so an index whose update
             # stopped half-way (killed, disk full) still answers from what it held before;
             # "dirty" tells readers not to cache a snapshot of it, and the next run finishes it.
             reserve = SpaceReserve(settings.home_path, store)
             try:
                 col.set_meta(generation=f"dirty-{uuid.uuid4().hex}")
-                rows = _chunk_rows(todo, settings)
+                rows = _chunk_rows(todo, settings, new_uploads)
                 if cache is True:
                     cache = shipped(embedder.name)
                 report.embedded, report.cached = _embed_and_add(
                     col, embedder, rows, settings, progress, cache or None)
                 written = {c.id for c, _ in rows}
                 col.delete([cid for cid in stale if cid not in written])
-                col.set_meta(generation=uuid.uuid4().hex, updated=time.time())
+                col.set_meta(generation=uuid.uuid4().hex, updated=time.time(),
+                             **tombstone_meta(tombstones))
             except RagError as exc:
                 raise type(exc)(f"{exc} (the update stopped half-way; the index still answers "
                                 f"from what it held before)") from None
             finally:
                 reserve.release()  # after a failure: room for Chroma to settle, and to answer
-        report.papers = len(wanted)
+        report.papers = len(wanted) + report.uploads
         report.chunks = col.count()
         index.ensure_snapshot()  # build the BM25 side now, not on the first question
         try:
@@ -124,6 +147,16 @@ def build_index(settings: Settings, embedder: Embedder, store: Store | None = No
     return report
 
 
+def _recover_uploads(store: Store, name: str) -> tuple[list[Paper], set[str]]:
+    """The uploads a collection holds and the ids removed from it, read before `--rebuild`
+    drops it (none if unreadable)."""
+    try:
+        col = store.open(name)
+        return (stored_uploads(col), removed_uploads(col)) if col is not None else ([], set())
+    except IndexCorruptError:
+        return [], set()
+
+
 def _fingerprint(wanted: dict[str, tuple[Paper, str]]) -> str:
     """One hash of every paper's id and content hash (which covers the chunk settings)."""
     h = hashlib.sha1()
@@ -132,61 +165,29 @@ def _fingerprint(wanted: dict[str, tuple[Paper, str]]) -> str:
     return h.hexdigest()
 
 
-def _unchanged(index: "Index", fingerprint: str) -> bool:
+def _unchanged(index: "Index", fingerprint: str) -> dict | None:
     """Whether the collection is exactly what the last complete run of this corpus wrote: the
     same corpus fingerprint, and Chroma still at the generation (and count) recorded then.
     Every write changes the generation, so Chroma stays the judge; only the full scan of its
-    metadata (seconds for 50,000 chunks) is skipped."""
+    metadata (seconds for 50,000 chunks) is skipped. The manifest if so, else None."""
     try:
         manifest = json.loads((index.dir / "manifest.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return False
+        return None
     gen = index.generation
-    return (manifest.get("fingerprint") == fingerprint and bool(gen)
-            and not gen.startswith("dirty") and manifest.get("generation") == gen
+    same = (isinstance(manifest, dict) and manifest.get("fingerprint") == fingerprint
+            and bool(gen) and not gen.startswith("dirty") and manifest.get("generation") == gen
             and manifest.get("chunks") == index.collection.count())
+    return manifest if same else None
 
 
-def _diff(col: Collection, wanted: dict[str, tuple[Paper, str]], report: IndexReport
-          ) -> tuple[list[tuple[Paper, str]], list[str]]:
-    """Papers to (re-)embed and chunk ids to delete, from what the collection holds.
-
-    A paper is complete when its chunks of the current content hash are exactly
-    `paper_id#0 .. #n-1`; chunks of another hash are leftovers of an update that stopped."""
-    stored: dict[str, dict[str, list[tuple[str, int]]]] = {}
-    for cid, _, meta, _ in col.iter_all():
-        by_hash = stored.setdefault(meta.get("paper_id", "?"), {})
-        by_hash.setdefault(meta.get("paper_hash", ""), []).append(
-            (cid, int(meta.get("n_chunks", -1))))
-    todo: list[tuple[Paper, str]] = []
-    stale: list[str] = []
-    for pid, by_hash in stored.items():
-        if pid not in wanted:
-            stale += [cid for rows in by_hash.values() for cid, _ in rows]
-            report.removed += 1
-    for pid, (paper, digest) in wanted.items():
-        by_hash = stored.get(pid, {})
-        have = by_hash.get(digest, [])
-        complete = bool(have) and {cid for cid, _ in have} == {
-            Chunk(pid, i, "", 0, 0, ()).id for i in range(have[0][1])}
-        others = [cid for h, rows in by_hash.items() if h != digest or not complete
-                  for cid, _ in rows]
-        stale += others
-        if complete:
-            continue
-        if by_hash:
-            report.updated += 1
-        else:
-            report.added += 1
-        todo.append((paper, digest))
-    return todo, stale
-
-
-def _chunk_rows(todo: list[tuple[Paper, str]], settings: Settings) -> list[tuple[Chunk, dict]]:
+def _chunk_rows(todo: list[tuple[Paper, str]], settings: Settings, uploads: set[str]
+                ) -> list[tuple[Chunk, dict]]:
     rows = []
     for paper, digest in todo:
         chunks = chunk_paper(paper, settings.chunk_tokens, settings.chunk_overlap)
-        rows += [(c, chunk_meta(paper, c, digest, len(chunks))) for c in chunks]
+        kind = UPLOAD if paper.id in uploads else CORPUS
+        rows += [(c, chunk_meta(paper, c, digest, len(chunks), kind)) for c in chunks]
     return rows
 
 
@@ -236,7 +237,7 @@ def _write_manifest(index: Index, corpus: str, report: IndexReport, fingerprint:
                 "embedder": index.embedder.name, "dim": index.embedder.dim,
                 "chunk_tokens": index.settings.chunk_tokens,
                 "chunk_overlap": index.settings.chunk_overlap, "generation": index.generation,
-                "papers": report.papers, "chunks": report.chunks, "updated": time.time()}
+                "papers": report.papers, "uploads": report.uploads, "chunks": report.chunks, "updated": time.time()}
     tmp = index.dir / f".manifest-{os.getpid()}.json"
     tmp.write_text(json.dumps(manifest, indent=1))
     os.replace(tmp, index.dir / "manifest.json")

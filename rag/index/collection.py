@@ -94,6 +94,11 @@ class Collection:
         for i in range(0, len(ids), step):
             self._call(self._col.delete, ids=ids[i : i + step])
 
+    def where(self, where: dict) -> list[tuple[str, dict]]:
+        """(id, metadata) of every record whose metadata matches `where` (Chroma's filter)."""
+        res = self._call(self._col.get, where=where, include=["metadatas"])
+        return [(cid, dict(m or {})) for cid, m in zip(res["ids"], res["metadatas"])]
+
     def vectors(self, ids: list[str]) -> dict[str, np.ndarray]:
         if not ids:
             return {}

@@ -35,6 +35,11 @@ class WriteLock:
         self._lock.release()
 
 
+def writer_lock(settings) -> WriteLock:
+    """The lock every writer of the settings' store takes."""
+    return WriteLock(settings.home_path)
+
+
 SPACE_RESERVE_BYTES = 16 * 2**20
 
 

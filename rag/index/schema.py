@@ -42,8 +42,10 @@ def paper_hash(paper: Paper, settings: Settings) -> str:
     return hashlib.sha1(key.encode()).hexdigest()
 
 
-def chunk_meta(paper: Paper, chunk: Chunk, digest: str, n: int) -> dict:
-    return {"paper_id": paper.id, "paper_hash": digest, "n_chunks": n, "chunk": chunk.index,
+def chunk_meta(paper: Paper, chunk: Chunk, digest: str, n: int, origin: str = "corpus") -> dict:
+    """`origin`: "corpus" or "upload" (`sources.py`: re-indexing a corpus keeps uploads)."""
+    return {"paper_id": paper.id, "origin": origin, "paper_hash": digest, "n_chunks": n,
+            "chunk": chunk.index,
             "start": chunk.start, "end": chunk.end, "sents": json.dumps(chunk.sentences),
             "title": paper.title, "authors": paper.authors, "url": paper.url,
             "source": paper.source}

@@ -43,6 +43,7 @@ class LoadReport:
 
     papers: list[Paper] = field(default_factory=list)
     duplicates: list[str] = field(default_factory=list)  # human-readable: "file: paragraph 3"
+    extra: set[str] = field(default_factory=set)  # ids of the papers kept from `extra_dirs`
 
 
 # -- corpora ------------------------------------------------------------------------------
@@ -107,14 +108,18 @@ def dedupe(items: Iterable[tuple[str, Paper]]) -> LoadReport:
 def load_corpus(corpus: str, extra_dirs: Iterable[Path] = ()) -> LoadReport:
     """All papers of a corpus, plus documents added to it (uploads), deduplicated."""
     path = corpus_path(corpus)
+    own: set[str] = set()
 
     def items() -> Iterator[tuple[str, Paper]]:
-        yield from _iter_path(path)
+        for item in _iter_path(path):
+            own.add(item[1].id)
+            yield item
         for folder in extra_dirs:
             if folder.is_dir() and any(folder.iterdir()):
                 yield from _iter_path(folder)
 
     report = dedupe(items())
+    report.extra = {p.id for p in report.papers if p.id not in own}
     if not report.papers:
         raise CorpusError(f"{path}: the corpus is empty (no papers found)")
     return report

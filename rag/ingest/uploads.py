@@ -6,7 +6,7 @@ under `corpus.uploads_dir(settings, corpus)` with a generated name (content hash
 the original stem), never the name the user sent; the original name is kept as display metadata
 in `.uploads.json` beside them.
 
-Not handled: removing an upload again (delete its file and run `rag index`).
+Removing an upload again is `rag.documents.remove_document` (`rag remove ID`).
 """
 
 from __future__ import annotations
@@ -158,7 +158,7 @@ def original_names(settings: Settings, corpus: str | None = None) -> dict[str, s
     return {k: str(v.get("name", k)) for k, v in manifest.items()}
 
 
-def _jsonl_lines(path: Path, keep: set[str]) -> bytes:
+def jsonl_lines(path: Path, keep: set[str]) -> bytes:
     """The JSONL file reduced to the records whose paper id is in `keep` (original lines)."""
     out = []
     lines = [ln for ln in readers.read_text(path).split("\n") if ln.strip()]
@@ -173,7 +173,7 @@ def stored_bytes(path: Path, name: str, papers: list[Paper], keep: set[str]) -> 
     given a title line when its title came from the file name (which is not kept on disk)."""
     suffix = Path(name).suffix.lower()
     if suffix == ".jsonl":
-        return _jsonl_lines(path, keep) if len(keep) < len(papers) else path.read_bytes()
+        return jsonl_lines(path, keep) if len(keep) < len(papers) else path.read_bytes()
     if suffix in (".txt", ".md"):
         text = readers.read_text(path)
         lines = text.strip().split("\n")
