@@ -24,7 +24,7 @@ from typing import Callable, Iterable, Sequence
 from .errors import CorpusError, RagError
 from .index.build import IndexReport
 from .index.locks import writer_lock
-from .index.sources import remove_upload, removed_uploads, stored_uploads
+from .index.sources import remove_upload, removed_uploads, stored_uploads, upload_ids
 from .ingest import corpus as corpus_mod
 from .ingest.readers import normalise
 from .ingest.uploads import (MAX_FILES, MAX_UPLOAD_BYTES, check_file, display_name,
@@ -62,6 +62,19 @@ class UploadReport:
     def summary(self) -> str:
         return (f"{len(self.added)} added, {len(self.duplicates)} skipped as duplicate, "
                 f"{len(self.rejected)} rejected")
+
+    def lines(self) -> list[str]:
+        """The corpus tab's report as text: one line a file (or JSONL record), then the count.
+
+        Example: ["added      notes.md: indexed as “My notes” (doc-3f2a...)",
+        "rejected   empty.txt: the file is empty", "1 added, 0 skipped as duplicate, 1 rejected"]
+        """
+        rows = [f"added      {a.name}: indexed as “{a.title}” ({a.paper_id})"
+                for a in self.added]
+        rows += [f"duplicate  {d.name}: {d.reason}" for d in self.duplicates]
+        rows += [f"rejected   {r.name}: {r.reason}" for r in self.rejected]
+        tail = f"; the corpus now holds {self.index.papers} papers" if self.index else ""
+        return rows + [self.summary() + tail]
 
 
 def reindex(settings: Settings, corpus: str, progress=None, uploads: Sequence[Paper] = ()
@@ -162,6 +175,13 @@ def upload_pairs(paths: Sequence[str | os.PathLike], names: Sequence[str] | None
     """(path, name) pairs for `add_documents`, using each path's own name when none is given."""
     names = list(names) if names is not None else [Path(p).name for p in paths]
     return list(zip(map(str, paths), names))
+
+
+def uploaded_ids(settings: Settings, corpus: str | None = None) -> set[str]:
+    """The ids of the documents uploaded to a corpus (`rag papers` marks them)."""
+    from . import factory
+
+    return upload_ids(factory.index(settings, corpus).collection)
 
 
 @dataclass

@@ -227,3 +227,53 @@ def test_a_damaged_manifest_stops_the_upload_and_is_never_overwritten(settings, 
     assert sorted(p.name for p in folder.iterdir()) == before, "no upload stored"
     assert len(rag.papers("seeds", settings)) == 90, "nothing indexed"
     assert original_names(settings, "seeds") == {}, "display falls back to the stored names"
+
+
+# -- the command line: rag add, rag papers, a folder corpus with bad files ----------------------
+
+
+def test_rag_add_gives_the_corpus_tabs_report_and_rag_papers_marks_the_upload(
+        settings, tmp_path, monkeypatch, capsys):
+    from rag.ui.cli import main
+
+    monkeypatch.setenv("RAG_HOME", str(settings.home_path))
+    note, empty = write(tmp_path, "Lattice origami.md", NOTE), write(tmp_path, "empty.txt", b"")
+    twin = write(tmp_path, "again/Lattice origami.md", NOTE)
+    assert main(["add", str(note), str(empty), str(twin)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("added      Lattice origami.md: indexed as \u201cLattice origami "
+                               "for protein folding\u201d (")
+    assert lines[1].startswith("duplicate  Lattice origami.md: the same text is already in")
+    assert lines[2] == "rejected   empty.txt: the file is empty"
+    assert lines[3] == ("1 added, 1 skipped as duplicate, 1 rejected; the corpus now holds 91 "
+                        "papers")
+    assert main(["papers"]) == 0
+    marked = [ln for ln in capsys.readouterr().out.splitlines() if ln.endswith("\t(uploaded)")]
+    assert len(marked) == 1 and "\tLattice origami for protein folding\t" in marked[0]
+    assert main(["add", str(empty)]) == 1  # nothing could be added
+    assert capsys.readouterr().out.splitlines()[-1] == "0 added, 0 skipped as duplicate, 1 rejected"
+
+
+def test_a_folder_corpus_indexes_its_good_files_and_reports_each_bad_one(tmp_path, embedder,
+                                                                         monkeypatch, capsys):
+    from rag.ui.cli import main
+
+    factory._embedders[("minilm", "")] = embedder
+    docs = tmp_path / "docs"
+    write(docs, "origami.md", NOTE)
+    write(docs, "empty.txt", b"")
+    write(docs, "sub/latin.txt", "Caf\u00e9\n\ncr\u00e8me".encode("latin-1"))
+    settings = Settings.load(home=str(tmp_path / "home"), env={})
+    report = rag.index_corpus(str(docs), settings)
+    assert report.papers == 1 and report.rejected[0] == ("empty.txt", "the file is empty")
+    assert "\nrejected   sub/latin.txt:1: not UTF-8 text" in report.summary()
+    assert [p.title for p in rag.papers(str(docs), settings)] == [
+        "Lattice origami for protein folding"]
+    monkeypatch.setenv("RAG_HOME", str(tmp_path / "home"))
+    assert main(["index", "--corpus", str(docs)]) == 0
+    assert "rejected   empty.txt: the file is empty" in capsys.readouterr().out
+    (docs / "origami.md").unlink()  # nothing left to index: one line naming every bad file
+    assert main(["index", "--corpus", str(docs)]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "nothing could be indexed (empty.txt: the file is empty; "\
+        "sub/latin.txt:1: not UTF-8 text" in err

@@ -1,4 +1,4 @@
-"""The `rag` command: index, ask, papers, remove, serve, eval. Errors become one-line messages.
+"""The `rag` command: index, ask, papers, add, remove, serve, eval. Errors become one-line messages.
 
 It sits at the edge, beside the UI: it imports the library, and dispatches `serve` to
 `rag.ui.app` and `eval` to `rag.eval.run` only when those commands run."""
@@ -76,10 +76,24 @@ def cmd_ask(args) -> int:
 def cmd_papers(args) -> int:
     import rag
 
+    from rag.documents import uploaded_ids
+
     settings = _settings(args)
+    uploaded = uploaded_ids(settings, settings.corpus)
     for p in rag.papers(settings.corpus, settings):
-        print(f"{p.id}\t{p.title}")
+        print(f"{p.id}\t{p.title}" + ("\t(uploaded)" if p.id in uploaded else ""))
     return 0
+
+
+def cmd_add(args) -> int:
+    from rag.documents import add_documents, upload_pairs
+
+    settings = _settings(args)
+    with ProgressBar("embedding") as bar:
+        report = add_documents(upload_pairs(args.files), settings, settings.corpus,
+                               progress=bar)
+    print("\n".join(report.lines()))
+    return 0 if report.added or report.duplicates else 1
 
 
 def cmd_remove(args) -> int:
@@ -134,6 +148,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("papers", help="list the indexed papers")
     common(p)
     p.set_defaults(func=cmd_papers)
+
+    p = sub.add_parser("add", help="add documents (.txt .md .jsonl .pdf) to a corpus")
+    p.add_argument("files", nargs="+", metavar="FILE")
+    common(p)
+    p.set_defaults(func=cmd_add)
 
     p = sub.add_parser("remove", help="remove uploaded documents from a corpus")
     p.add_argument("ids", nargs="+", metavar="ID", help="a document id `rag papers` lists")

@@ -56,6 +56,7 @@ class IndexReport:
     embedded: int = 0  # chunks embedded by the model in this run (0 when nothing changed)
     cached: int = 0  # chunks written in this run with a vector from the embedding cache
     duplicates: list[str] = field(default_factory=list)
+    rejected: list[tuple[str, str]] = field(default_factory=list)  # (file, why) not indexed
     seconds: float = 0.0
 
     def summary(self) -> str:
@@ -63,7 +64,8 @@ class IndexReport:
                 f"updated {self.updated}, removed {self.removed}; embedded {self.embedded} "
                 f"chunks in {self.seconds:.1f} s ({self.cached} more from the embedding cache); "
                 f"{len(self.duplicates)} duplicate(s) skipped"
-                + (f"; {self.uploads} uploaded document(s) kept" if self.uploads else ""))
+                + (f"; {self.uploads} uploaded document(s) kept" if self.uploads else "")
+                + "".join(f"\nrejected   {corpus_mod.rejection(*r)}" for r in self.rejected))
 
 
 def build_index(settings: Settings, embedder: Embedder, store: Store | None = None,
@@ -83,7 +85,7 @@ def build_index(settings: Settings, embedder: Embedder, store: Store | None = No
     loaded = corpus_mod.load_corpus(corpus, [corpus_mod.uploads_dir(settings, corpus)])
     store = store or store_for(settings)  # a bad file raised above: nothing written yet
     name = collection_name(corpus, embedder)
-    report = IndexReport(corpus, name, duplicates=loaded.duplicates)
+    report = IndexReport(corpus, name, duplicates=loaded.duplicates, rejected=loaded.rejected)
     uploads, asked, carried = list(uploads), {p.id for p in uploads}, set()
     with writer_lock(settings):
         if rebuild:

@@ -44,6 +44,7 @@ class LoadReport:
     papers: list[Paper] = field(default_factory=list)
     duplicates: list[str] = field(default_factory=list)  # human-readable: "file: paragraph 3"
     extra: set[str] = field(default_factory=set)  # ids of the papers kept from `extra_dirs`
+    rejected: list[tuple[str, str]] = field(default_factory=list)  # a folder's bad files, why
 
 
 # -- corpora ------------------------------------------------------------------------------
@@ -54,7 +55,10 @@ def _seed_metadata(folder: Path) -> dict[tuple[str, int], dict]:
     return load_seed_metadata(path) if path.exists() else {}
 
 
-def _iter_path(path: Path) -> Iterator[tuple[str, Paper]]:
+def _iter_path(path: Path, rejected: list[tuple[str, str]] | None = None
+               ) -> Iterator[tuple[str, Paper]]:
+    """The papers under `path`; a file of a folder that cannot be read raises CorpusError, or
+    is put in `rejected` as (its name in the folder, why) when a list is given."""
     if path.is_dir():
         if path == SEEDS_DIR or (path / "metadata.jsonl").exists():
             meta = _seed_metadata(path)
@@ -64,10 +68,18 @@ def _iter_path(path: Path) -> Iterator[tuple[str, Paper]]:
         files = sorted(p for p in path.rglob("*") if p.is_file()
                        and p.suffix.lower() in DOC_SUFFIXES and not p.name.startswith("."))
         for f in files:
-            if f.suffix.lower() == ".jsonl":
-                yield from load_jsonl(f)
-            else:
-                yield (str(f.relative_to(path)), load_document(f))
+            name = str(f.relative_to(path))
+            try:
+                found = (list(load_jsonl(f)) if f.suffix.lower() == ".jsonl"
+                         else [(name, load_document(f))])
+            except CorpusError as exc:
+                if rejected is None:
+                    raise
+                why = str(exc).replace(str(f), name)
+                rejected.append((name, why[len(name) + 2:] if why.startswith(f"{name}: ")
+                                 else why))
+                continue
+            yield from found
         return
     if not path.exists():
         raise CorpusError(f"{path}: no such file or folder")
@@ -106,12 +118,15 @@ def dedupe(items: Iterable[tuple[str, Paper]]) -> LoadReport:
 
 
 def load_corpus(corpus: str, extra_dirs: Iterable[Path] = ()) -> LoadReport:
-    """All papers of a corpus, plus documents added to it (uploads), deduplicated."""
+    """All papers of a corpus, plus documents added to it (uploads), deduplicated. A folder
+    corpus's files that cannot be read are reported in `rejected` (an upload folder's raise);
+    CorpusError only when no paper is left."""
     path = corpus_path(corpus)
     own: set[str] = set()
+    rejected: list[tuple[str, str]] = []
 
     def items() -> Iterator[tuple[str, Paper]]:
-        for item in _iter_path(path):
+        for item in _iter_path(path, rejected):
             own.add(item[1].id)
             yield item
         for folder in extra_dirs:
@@ -120,9 +135,18 @@ def load_corpus(corpus: str, extra_dirs: Iterable[Path] = ()) -> LoadReport:
 
     report = dedupe(items())
     report.extra = {p.id for p in report.papers if p.id not in own}
+    report.rejected = rejected
     if not report.papers:
-        raise CorpusError(f"{path}: the corpus is empty (no papers found)")
+        why = "; ".join(rejection(name, reason) for name, reason in rejected)
+        raise CorpusError(f"{path}: nothing could be indexed ({why})" if why else
+                          f"{path}: the corpus is empty (no papers found)")
     return report
+
+
+def rejection(name: str, why: str) -> str:
+    """A file that was not indexed, in one line: "empty.txt: the file is empty", or the reader's
+    own message when it names the file and line ("notes.txt:3: not UTF-8 text ...")."""
+    return why if why.startswith(f"{name}:") else f"{name}: {why}"
 
 
 def corpus_key(corpus: str) -> str:
