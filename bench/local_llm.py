@@ -134,7 +134,7 @@ def run(report: Report, model: str = "1.5b", n: int = 30, home: Path | None = No
         print(f"  {q['id']}: {json.dumps(rows[-1])}", flush=True)
         if sum(r["model"] for r in rows) >= n:
             break
-    load.append(os.getloadavg()[0])
+    load += [r["load"] for r in rows] + [os.getloadavg()[0]]
     ran = [r for r in rows if r["model"]]
     first = statistics.median(r["first_token"] for r in ran)
     total = statistics.median(r["total"] for r in ran)

@@ -112,12 +112,12 @@ def generator(settings: Settings) -> Generator:
             from .answer.openai import OpenAIGenerator
         except ImportError as exc:
             raise GeneratorUnavailableError(f"the openai generator is unavailable ({exc})") from None
-        return OpenAIGenerator(settings)
+        return OpenAIGenerator(settings, idf(settings))  # idf: to pick each paper's evidence
     try:
         from .answer.local import LocalGenerator
     except ImportError as exc:
         raise GeneratorUnavailableError(f"the local generator is unavailable ({exc})") from None
-    return LocalGenerator(settings)
+    return LocalGenerator(settings, idf(settings))
 
 
 def pipeline(settings: Settings) -> "Pipeline":
