@@ -246,9 +246,9 @@ def test_an_unindexed_corpus_gives_a_friendly_error_and_switching_back_works(pag
 
 def test_settings_show_unavailable_generators_and_apply_to_the_next_question(page,
                                                                              app_settings):
-    question = "Which papers are about federated learning?"
+    question = "Which papers are about federated learning?"  # a list: list_limit papers
     assert len(rag.ask(question, settings=app_settings).citations) >= 2
-    assert len(rag.ask(question, settings=app_settings, k=1).citations) == 1
+    assert len(rag.ask(question, settings=app_settings, list_limit=1).citations) == 1
     page.click("#rag-settings .label-wrap")
     openai = page.locator("#rag-generator input[value=openai]")
     openai.wait_for()
@@ -258,9 +258,9 @@ def test_settings_show_unavailable_generators_and_apply_to_the_next_question(pag
     assert page.locator("#rag-generator input[value=extractive]").is_enabled()
     msg = ask(page, question)
     assert msg.locator(".rag-card").count() >= 2
-    k_box = page.locator("#rag-k input[type=number]")
-    k_box.fill("1")
-    k_box.press("Enter")
+    limit_box = page.locator("#rag-list-limit input[type=number]")
+    limit_box.fill("1")
+    limit_box.press("Enter")
     page.wait_for_timeout(500)
     shot(page, "08-settings.png")
     msg = ask(page, question)
