@@ -1,10 +1,17 @@
-"""Sources that cannot erase each other: re-indexing a corpus touches only that corpus's papers,
-and an uploaded document leaves the index only through `rag remove ID`, which says what it
-removed. Runs on a real embedded store and on a real `chroma run` server shared by two data
-directories (two machines)."""
+"""Several machines on one store. Sources cannot erase each other: re-indexing a corpus touches
+only that corpus's papers, and an uploaded document leaves the index only through `rag remove
+ID`, which says what it removed. One writer at a time: the lock is a lease in the Chroma server,
+renewed while held, expiring when its writer is killed. Runs on a real embedded store and on a
+real `chroma run` server shared by separate data directories and processes (machines)."""
 
 from __future__ import annotations
 
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -13,8 +20,10 @@ import pytest
 import rag
 from rag import factory
 from rag.documents import add_documents, remove_document
-from rag.errors import InputError
-from rag.ingest.corpus import uploads_dir
+from rag.errors import IndexLockedError, InputError
+from rag.index.lease import Lease
+from rag.index.store import Store
+from rag.ingest.corpus import load_corpus, uploads_dir
 from rag.settings import Settings
 from rag.ui.cli import main
 from test_chroma_server import CHROMA, ChromaServer
@@ -145,3 +154,82 @@ def test_a_machine_reindexing_keeps_what_another_uploaded(server, tmp_path, embe
     assert pid not in assert_whole(b)
     assert upload(a, tmp_path) == pid  # until A adds it again
     assert pid in assert_whole(b)
+
+
+# -- one writer at a time, kept in the server ----------------------------------------------------
+
+RACER = """
+import sys, time
+from rag import factory
+from rag.settings import Settings
+from rag.ui.cli import main
+factory.embedder(Settings.load())  # load the model first: the race is for the lock alone
+print("ready", flush=True)
+sys.stdin.readline()
+sys.exit(main(["index", "--rebuild"]))
+"""
+HOLDER = """
+import sys, time
+from rag.index.lease import Lease
+from rag.index.store import Store
+Lease(Store(url=sys.argv[1]), ttl=2.0).__enter__()
+print("held", flush=True)
+time.sleep(120)
+"""
+
+
+def env_for(home: Path, url: str) -> dict[str, str]:
+    return {**os.environ, "RAG_HOME": str(home), "RAG_CHROMA_URL": url, "RAG_CORPUS": "seeds",
+            "HF_HUB_OFFLINE": "1"}
+
+
+@pytest.mark.server
+def test_two_writers_at_once_exactly_one_writes_and_the_other_is_told_who(server, tmp_path):
+    procs = [subprocess.Popen([sys.executable, "-c", RACER],
+                              env=env_for(tmp_path / name, server.url), stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for name in ("a", "b")]
+    for p in procs:
+        assert p.stdout.readline().strip() == "ready"
+    for p in procs:  # go, both at once
+        p.stdin.write("go\n")
+        p.stdin.flush()
+    results = [(p.wait(180), *p.communicate()) for p in procs]
+    assert sorted(rc for rc, _, _ in results) == [0, 1], results
+    (_, _, err), = [r for r in results if r[0] == 1]
+    winner = procs[[r[0] for r in results].index(0)].pid
+    assert err.startswith(f"rag: error: another writer ({socket.gethostname()}:{winner}) has "
+                          f"been writing to the Chroma server {server.url} since ")
+    assert err.count("\n") == 1
+    settings = machine(tmp_path, "check", server.url)
+    ids = assert_whole(settings)  # the winner's complete index, no corruption (with the
+    assert {p.id for p in load_corpus("seeds").papers} <= set(ids)  # uploads it recovered)
+    assert not factory.index(settings).generation.startswith("dirty")
+
+
+@pytest.mark.server
+def test_a_held_lease_is_renewed_and_a_killed_writers_lease_expires(server, tmp_path):
+    store = Store(url=server.url)
+    with Lease(store, ttl=1.0) as held:
+        time.sleep(2.5)  # longer than its ttl: renewed
+        with pytest.raises(IndexLockedError, match=f"another writer \\({held.owner}\\)"):
+            Lease(store).__enter__()
+        with pytest.raises(IndexLockedError):  # a real writer is refused, nothing written
+            rag.index_corpus("seeds", machine(tmp_path, "b", server.url))
+    with Lease(store):  # released on exit
+        pass
+    proc = subprocess.Popen([sys.executable, "-c", HOLDER, server.url], stdout=subprocess.PIPE,
+                            text=True)
+    try:
+        assert proc.stdout.readline().strip() == "held"
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(30)
+        with pytest.raises(IndexLockedError, match=f":{proc.pid}\\)"):
+            Lease(store).__enter__()
+        time.sleep(2.2)  # its lease ran out: taken over
+        with Lease(store) as lease:
+            assert Lease(store).holder()["token"] == lease.token
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(30)

@@ -89,10 +89,24 @@ class Collection:
                        embeddings=np.asarray(vectors[i : i + step], dtype=np.float32),
                        documents=docs[i : i + step], metadatas=metas[i : i + step])
 
-    def delete(self, ids: list[str]) -> None:
+    def delete(self, ids: list[str], where: dict | None = None) -> None:
+        """Delete the records `ids` (only those whose metadata matches `where`, if given)."""
         step = self.max_batch()
         for i in range(0, len(ids), step):
-            self._call(self._col.delete, ids=ids[i : i + step])
+            self._call(self._col.delete, ids=ids[i : i + step], where=where or None)
+
+    def add_new(self, cid: str, vector: list[float], doc: str, meta: dict) -> None:
+        """Add one record unless its id exists (then nothing changes): add-if-absent."""
+        self._call(self._col.add, ids=[cid], embeddings=[vector], documents=[doc],
+                   metadatas=[meta])
+
+    def records(self, ids: list[str]) -> list[tuple[str, dict]]:
+        """(id, metadata) of those of `ids` the collection holds."""
+        res = self._call(self._col.get, ids=ids, include=["metadatas"])
+        return [(cid, dict(m or {})) for cid, m in zip(res["ids"], res["metadatas"])]
+
+    def update_meta(self, cid: str, meta: dict) -> None:
+        self._call(self._col.update, ids=[cid], metadatas=[meta])
 
     def where(self, where: dict) -> list[tuple[str, dict]]:
         """(id, metadata) of every record whose metadata matches `where` (Chroma's filter)."""

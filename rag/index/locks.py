@@ -1,4 +1,8 @@
-"""Writing an index safely: one writer at a time, and disk space kept for a failed write."""
+"""Writing an index safely: one writer at a time, and disk space kept for a failed write.
+
+One writer at a time where the data lives: a file lock in the data directory for the embedded
+store, a lease record in the Chroma server itself in server mode (`lease.py`), so writers on
+several machines sharing one server are kept apart too."""
 
 from __future__ import annotations
 
@@ -7,8 +11,9 @@ import os
 import shutil
 from pathlib import Path
 
-from ..errors import IndexLockedError, StoreUnavailableError
-from .store import Store
+from ..errors import IndexLockedError, RagError, StoreUnavailableError
+from .lease import Lease
+from .store import Store, store_for
 
 
 class WriteLock:
@@ -35,9 +40,9 @@ class WriteLock:
         self._lock.release()
 
 
-def writer_lock(settings) -> WriteLock:
-    """The lock every writer of the settings' store takes."""
-    return WriteLock(settings.home_path)
+def writer_lock(settings) -> "WriteLock | Lease":
+    """The lock every writer of the settings' store takes: the server's lease, or the file."""
+    return Lease(store_for(settings)) if settings.chroma_url else WriteLock(settings.home_path)
 
 
 SPACE_RESERVE_BYTES = 16 * 2**20
@@ -74,12 +79,17 @@ class SpaceReserve:
             self.path.unlink(missing_ok=True)
 
 
-def writer_running(home: Path) -> bool:
+def writer_running(settings) -> bool:
     """Whether a `rag index` holds the lock now (a dirty index is then being written, not
     abandoned)."""
     from filelock import FileLock, Timeout
 
-    lock = FileLock(str(home / "index.lock"))
+    if settings.chroma_url:
+        try:
+            return Lease(store_for(settings)).holder() is not None
+        except RagError:
+            return False
+    lock = FileLock(str(settings.home_path / "index.lock"))
     try:
         lock.acquire(timeout=0)
     except Timeout:

@@ -45,8 +45,7 @@ class Index:
     @property
     def interrupted(self) -> bool:
         """Whether the last update of this index stopped half-way (run `rag index` again)."""
-        return self.generation.startswith("dirty") and not writer_running(
-            self.settings.home_path)
+        return self.generation.startswith("dirty") and not writer_running(self.settings)
 
     def snapshot(self) -> Snapshot:
         """The chunk table and BM25 index of the current generation, loaded or rebuilt."""
