@@ -233,3 +233,22 @@ def test_a_held_lease_is_renewed_and_a_killed_writers_lease_expires(server, tmp_
         if proc.poll() is None:
             proc.kill()
             proc.wait(30)
+
+
+def test_a_snapshot_another_process_may_still_be_loading_is_not_deleted_under_it(tmp_path):
+    from rag.index.bm25 import BM25
+    from rag.index.snapshot import KEEP_SECONDS, Snapshot, load_snapshot, save_snapshot
+
+    def save(gen: str) -> None:
+        texts = [f"{gen} lattice origami", f"{gen} protein folding"]
+        save_snapshot(Snapshot(gen, ["a#0", "b#0"], texts, [{}, {}], BM25.build(texts)),
+                      tmp_path)
+
+    save("g1")
+    save("g2")  # a re-index elsewhere: g1's readers still find it whole
+    assert load_snapshot(tmp_path, "g1").texts == ["g1 lattice origami", "g1 protein folding"]
+    old = time.time() - KEEP_SECONDS - 1
+    os.utime(tmp_path / "snapshot-g1", (old, old))
+    save("g3")  # long after: g1 is removed, the recent g2 kept
+    assert sorted(p.name for p in tmp_path.glob("snapshot-*")) == ["snapshot-g2",
+                                                                   "snapshot-g3"]

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import time
 import uuid
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -22,6 +23,9 @@ from .bm25 import BM25
 from .collection import Collection
 from .schema import EMBED_FORMAT, indexed_text, passage_from
 
+# A snapshot of another generation is kept this long after it was saved, for the processes
+# still loading it (each holds what it loaded in memory: a few seconds would do).
+KEEP_SECONDS = 600.0
 # ICML 2024 abstracts run to 579 cl100k tokens (median 218): at most 4 chunks of 200 tokens.
 WHOLE_PAPER_MAX_CHUNKS = 4
 
@@ -116,8 +120,9 @@ def build_snapshot(collection: Collection, generation: str, folder: Path) -> Sna
 
 
 def save_snapshot(snap: Snapshot, folder: Path) -> None:
-    """Save atomically (a temporary folder renamed into place), removing older snapshots; a
-    cache that cannot be written is simply rebuilt next time."""
+    """Save atomically (a temporary folder renamed into place), removing snapshots of other
+    generations once they are KEEP_SECONDS old: another process sharing the data directory may
+    still be loading one. A cache that cannot be written is simply rebuilt next time."""
     where = snapshot_dir(folder, snap.generation)
     tmp = where.with_name(f".tmp-{where.name}-{os.getpid()}-{uuid.uuid4().hex[:6]}")
     try:
@@ -131,8 +136,9 @@ def save_snapshot(snap: Snapshot, folder: Path) -> None:
             shutil.rmtree(tmp, ignore_errors=True)
         else:
             os.replace(tmp, where)
+        now = time.time()
         for old in folder.glob("snapshot-*"):
-            if old.name != where.name:
+            if old.name != where.name and now - old.stat().st_mtime > KEEP_SECONDS:
                 shutil.rmtree(old, ignore_errors=True)
     except OSError:
         shutil.rmtree(tmp, ignore_errors=True)
