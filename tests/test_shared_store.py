@@ -22,6 +22,7 @@ from rag import factory
 from rag.documents import add_documents, remove_document
 from rag.errors import IndexLockedError, InputError
 from rag.index.lease import Lease
+from rag.index.sources import removed_uploads
 from rag.index.store import Store
 from rag.ingest.corpus import load_corpus, uploads_dir
 from rag.settings import Settings
@@ -171,6 +172,7 @@ sys.exit(main(["index", "--rebuild"]))
 HOLDER = """
 import sys, time
 from rag.index.lease import Lease
+from rag.index.sources import removed_uploads
 from rag.index.store import Store
 Lease(Store(url=sys.argv[1]), ttl=2.0).__enter__()
 print("held", flush=True)
@@ -252,3 +254,33 @@ def test_a_snapshot_another_process_may_still_be_loading_is_not_deleted_under_it
     save("g3")  # long after: g1 is removed, the recent g2 kept
     assert sorted(p.name for p in tmp_path.glob("snapshot-*")) == ["snapshot-g2",
                                                                    "snapshot-g3"]
+
+
+def test_a_rebuild_killed_half_way_loses_no_upload(settings, tmp_path, monkeypatch):
+    from rag.index import build
+
+    pid = upload(settings, tmp_path)
+    (tmp_path / "other.md").write_text("# Bee waggle dances\n\nHoney bees encode the distance "
+                                       "and direction of flowers in a waggle dance.\n")
+    gone = add_documents([(tmp_path / "other.md", "other.md")], settings).added[0].paper_id
+    remove_document(gone, settings)
+    for f in uploads_dir(settings, "seeds").iterdir():  # as if uploaded through another machine
+        f.unlink()
+
+    def killed(*args, **kw):
+        raise SystemExit("killed")  # after the collection was dropped, before anything was written
+
+    original = build._embed_and_add
+    monkeypatch.setattr(build, "_embed_and_add", killed)
+    with pytest.raises(SystemExit):
+        rag.index_corpus("seeds", settings, rebuild=True)
+    monkeypatch.setattr(build, "_embed_and_add", original)
+    with pytest.raises(rag.RagError, match="is empty"):  # everything was dropped
+        factory.index(settings)
+    factory.forget_index(settings, "seeds")
+    report = rag.index_corpus("seeds", settings)  # the next run finishes it
+    assert report.papers == 91
+    ids = assert_whole(settings)
+    assert pid in ids and gone not in ids
+    assert removed_uploads(factory.index(settings).collection) == {gone}
+    assert not list(settings.home_path.glob("indexes/*/*/rebuild-pending.json"))

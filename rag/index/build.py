@@ -33,11 +33,11 @@ from ..types import Chunk, Paper
 from .cache import EmbeddingCache, shipped
 from .collection import Collection
 from .locks import SpaceReserve, writer_lock
-from .naming import collection_name
+from .naming import collection_name, index_dir
 from .opened import Index
 from .schema import SCHEMA, check_embedder, chunk_meta, indexed_text, paper_hash
-from .sources import (CORPUS, UPLOAD, diff, removed_uploads, stored_uploads,
-                      tombstone_meta)
+from .sources import (CORPUS, UPLOAD, clear_pending, diff, load_pending, recover_uploads,
+                      removed_uploads, save_pending, tombstone_meta)
 from .store import Store, store_for
 
 Progress = Callable[[int, int], None]  # (done, total) chunks embedded
@@ -87,10 +87,14 @@ def build_index(settings: Settings, embedder: Embedder, store: Store | None = No
     name = collection_name(corpus, embedder)
     report = IndexReport(corpus, name, duplicates=loaded.duplicates, rejected=loaded.rejected)
     uploads, asked, carried = list(uploads), {p.id for p in uploads}, set()
+    folder = index_dir(settings, name)
     with writer_lock(settings):
+        kept, carried = load_pending(folder)  # from a rebuild that was killed half-way
         if rebuild:
-            kept, carried = _recover_uploads(store, name)
-            uploads += kept
+            more, gone = recover_uploads(store, name)
+            kept, carried = kept + [p for p in more if p.id not in {k.id for k in kept}], \
+                carried | gone
+            save_pending(folder, kept, carried)  # before anything is dropped
             try:
                 store.delete(name)
             except IndexCorruptError as exc:
@@ -100,6 +104,7 @@ def build_index(settings: Settings, embedder: Embedder, store: Store | None = No
         col = store.open(name, create_meta={"embedder": embedder.name, "dim": embedder.dim,
                                             "corpus": corpus_mod.corpus_key(corpus), "schema": SCHEMA})
         check_embedder(col, embedder, name)
+        uploads += kept
         held = removed_uploads(col)
         removed = held | carried
         uploads += [p for p in loaded.papers if p.id in loaded.extra and p.id not in removed]
@@ -141,22 +146,13 @@ def build_index(settings: Settings, embedder: Embedder, store: Store | None = No
         report.papers = len(wanted) + report.uploads
         report.chunks = col.count()
         index.ensure_snapshot()  # build the BM25 side now, not on the first question
+        clear_pending(folder)
         try:
             _write_manifest(index, corpus, report, fingerprint)
         except OSError:
             pass  # the manifest is informative only; Chroma's metadata is what is checked
     report.seconds = time.perf_counter() - t0
     return report
-
-
-def _recover_uploads(store: Store, name: str) -> tuple[list[Paper], set[str]]:
-    """The uploads a collection holds and the ids removed from it, read before `--rebuild`
-    drops it (none if unreadable)."""
-    try:
-        col = store.open(name)
-        return (stored_uploads(col), removed_uploads(col)) if col is not None else ([], set())
-    except IndexCorruptError:
-        return [], set()
 
 
 def _fingerprint(wanted: dict[str, tuple[Paper, str]]) -> str:

@@ -5,7 +5,8 @@ Every chunk's metadata says its `origin`: "corpus" (read from the corpus's files
 corpus touches only its own papers: an uploaded paper is deleted only by `remove_upload`
 (`rag remove ID`), never because one machine's corpus or upload folder lacks it. Uploads are
 kept whole in the store (text at its chunks' offsets, title, authors, url, source), so any
-machine can re-chunk them, e.g. for `rag index --rebuild`.
+machine can re-chunk them, e.g. for `rag index --rebuild` (which keeps them in a local file
+until they are written again, so a rebuild killed half-way loses none: `save_pending`).
 
 A machine's own upload folder is indexed too, so the ids `rag remove` took out are kept in the
 collection's metadata (`removed_uploads`, JSON): no machine brings them back from its copy,
@@ -21,16 +22,20 @@ Example: the store holds seeds papers A, B and upload U; the seeds corpus now ha
 from __future__ import annotations
 
 import json
+import os
 import time
 import uuid
+from dataclasses import asdict
+from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..errors import InputError
+from ..errors import IndexCorruptError, InputError
 from ..types import Chunk, Paper
 from .collection import Collection
 
 if TYPE_CHECKING:
     from .build import IndexReport
+    from .store import Store
 
 UPLOAD, CORPUS = "upload", "corpus"
 
@@ -125,6 +130,42 @@ def stored_uploads(col: Collection) -> list[Paper]:
                             authors=m.get("authors", ""), url=m.get("url", ""),
                             source=m.get("source", "")))
     return papers
+
+
+def recover_uploads(store: "Store", name: str) -> tuple[list[Paper], set[str]]:
+    """The uploads a collection holds and the ids removed from it, read before `--rebuild`
+    drops it (none if unreadable)."""
+    try:
+        col = store.open(name)
+        return (stored_uploads(col), removed_uploads(col)) if col is not None else ([], set())
+    except IndexCorruptError:
+        return [], set()
+
+
+PENDING = "rebuild-pending.json"
+
+
+def save_pending(folder: Path, papers: list[Paper], removed: set[str]) -> None:
+    """Keep what a `--rebuild` is about to drop (uploads, removed ids) on disk until it has
+    written them again: a rebuild killed half-way gives them back to the next run here."""
+    folder.mkdir(parents=True, exist_ok=True)
+    data = {"uploads": [asdict(p) for p in papers], "removed": sorted(removed)}
+    tmp = folder / f".{PENDING}-{os.getpid()}"
+    tmp.write_text(json.dumps(data, ensure_ascii=False, default=str), encoding="utf-8")
+    os.replace(tmp, folder / PENDING)
+
+
+def load_pending(folder: Path) -> tuple[list[Paper], set[str]]:
+    """What an interrupted `--rebuild` left in `folder` (nothing if none)."""
+    try:
+        data = json.loads((folder / PENDING).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return [], set()
+    return [Paper(**p) for p in data.get("uploads", [])], set(data.get("removed", []))
+
+
+def clear_pending(folder: Path) -> None:
+    (folder / PENDING).unlink(missing_ok=True)
 
 
 def upload_ids(col: Collection) -> set[str]:
