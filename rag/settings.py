@@ -76,6 +76,8 @@ class Settings:
     max_question_chars: int = _f(2000, "Longer questions are truncated, with a notice.",
                                  min=16, max=1_000_000)
     chroma_url: str = _f("", "Chroma server URL (client/server mode); empty: embedded store.")
+    lease_seconds: float = _f(30.0, "How long a killed writer's lock on a Chroma server lasts.",
+                              min=1.0, max=3600.0)
     ui_host: str = _f("127.0.0.1", "Address the chat UI binds to.")
     ui_port: int = _f(7860, "Port of the chat UI.", min=1, max=65535)
     ui_concurrency: int = _f(2, "Questions answered at once; the rest wait in the queue.",

@@ -42,7 +42,9 @@ class WriteLock:
 
 def writer_lock(settings) -> "WriteLock | Lease":
     """The lock every writer of the settings' store takes: the server's lease, or the file."""
-    return Lease(store_for(settings)) if settings.chroma_url else WriteLock(settings.home_path)
+    if settings.chroma_url:
+        return Lease(store_for(settings), ttl=settings.lease_seconds)
+    return WriteLock(settings.home_path)
 
 
 SPACE_RESERVE_BYTES = 16 * 2**20
