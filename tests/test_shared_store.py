@@ -318,3 +318,15 @@ def test_a_machine_killed_at_random_points_while_rebuilding_loses_nothing(server
     for m in (a, b):
         ids = assert_whole(m)
         assert len(ids) == 91 and pid in ids
+
+
+@pytest.mark.server
+def test_a_writer_whose_lease_was_taken_over_stops_writing(server):
+    store = Store(url=server.url)
+    with Lease(store, ttl=1.0) as lease:
+        lease.check()  # held: goes on
+        store.open("rag-locks").delete(["writer"])  # as if it stalled and another took over
+        Lease(store).__enter__().__exit__()
+        time.sleep(0.6)  # the renewal finds it gone
+        with pytest.raises(IndexLockedError, match="ran out while it was stalled"):
+            lease.check()

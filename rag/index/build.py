@@ -32,7 +32,7 @@ from ..settings import Settings
 from ..types import Chunk, Paper
 from .cache import EmbeddingCache, shipped
 from .collection import Collection
-from .locks import SpaceReserve, writer_lock
+from .locks import SpaceReserve, guarded, writer_lock
 from .naming import collection_name, index_dir
 from .opened import Index
 from .schema import SCHEMA, check_embedder, chunk_meta, indexed_text, paper_hash
@@ -88,7 +88,7 @@ def build_index(settings: Settings, embedder: Embedder, store: Store | None = No
     report = IndexReport(corpus, name, duplicates=loaded.duplicates, rejected=loaded.rejected)
     uploads, asked, carried = list(uploads), {p.id for p in uploads}, set()
     folder = index_dir(settings, name)
-    with writer_lock(settings):
+    with writer_lock(settings) as lock:
         kept, carried = load_pending(folder)  # from a rebuild that was killed half-way
         if rebuild:
             more, gone = recover_uploads(store, name)
@@ -133,7 +133,8 @@ def build_index(settings: Settings, embedder: Embedder, store: Store | None = No
                 if cache is True:
                     cache = shipped(embedder.name)
                 report.embedded, report.cached = _embed_and_add(
-                    col, embedder, rows, settings, progress, cache or None)
+                    col, embedder, rows, settings, guarded(progress, lock), cache or None)
+                lock.check()  # still ours before anything is deleted
                 written = {c.id for c, _ in rows}
                 col.delete([cid for cid in stale if cid not in written])
                 col.set_meta(generation=uuid.uuid4().hex, updated=time.time(),

@@ -11,8 +11,9 @@ Example: machine A indexes; machine B's `rag index` stops at once with "another 
 (a-host:4242) has been writing to the Chroma server http://db:8000 since 2026-12-04 08:51:02
 UTC; wait for it to finish, then run the command again".
 
-Not handled: clocks that disagree by more than `ttl` between machines (the expiry is the
-writer's clock), and a writer that stops renewing yet keeps writing (a frozen process).
+A writer that stalled for longer than `ttl` finds its lease `lost` and stops at its next batch
+(`check`). Not handled: clocks that disagree by more than `ttl` between machines (the expiry
+is the writer's clock).
 """
 
 from __future__ import annotations
@@ -84,6 +85,14 @@ class Lease:
                                         name="rag-lease")
         self._thread.start()
         return self
+
+    def check(self) -> None:
+        """IndexLockedError if the lease was lost (this writer stalled longer than `ttl` and
+        another took over): a writer calls this between batches and stops writing."""
+        if self.lost:
+            raise IndexLockedError(f"this writer's lock on the Chroma server "
+                                   f"{self.store.location} ran out while it was stalled and "
+                                   f"another writer may have taken over; run the command again")
 
     def _renew(self, col) -> None:
         while not self._stop.wait(self.ttl / 3):

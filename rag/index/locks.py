@@ -10,6 +10,7 @@ import errno
 import os
 import shutil
 from pathlib import Path
+from typing import Callable
 
 from ..errors import IndexLockedError, RagError, StoreUnavailableError
 from .lease import Lease
@@ -39,12 +40,24 @@ class WriteLock:
     def __exit__(self, *exc):
         self._lock.release()
 
+    def check(self) -> None:
+        """A file lock cannot be lost while held (`Lease.check` can)."""
+
 
 def writer_lock(settings) -> "WriteLock | Lease":
     """The lock every writer of the settings' store takes: the server's lease, or the file."""
     if settings.chroma_url:
         return Lease(store_for(settings), ttl=settings.lease_seconds)
     return WriteLock(settings.home_path)
+
+
+def guarded(progress: Callable[[int, int], None] | None, lock) -> Callable[[int, int], None]:
+    """`progress`, checking first that the writer still holds its lock (a lease can run out)."""
+    def step(done: int, total: int) -> None:
+        lock.check()
+        if progress:
+            progress(done, total)
+    return step
 
 
 SPACE_RESERVE_BYTES = 16 * 2**20
