@@ -93,7 +93,8 @@ def test_removing_a_built_in_paper_an_unknown_id_or_twice_is_a_one_line_error(se
     pid = upload(settings, tmp_path)
     built_in = rag.papers("seeds", settings)[0].id
     remove_document(pid, settings)
-    for bad, words in ((pid, "already removed"), ("no-such-id", "never added"),
+    for bad, words in ((pid, "was already removed from corpus 'seeds'"),
+                       ("no-such-id", "no document 'no-such-id' in corpus 'seeds'"),
                        (built_in, "is a paper of corpus 'seeds', not an uploaded document")):
         with pytest.raises(InputError, match=words) as err:
             remove_document(bad, settings)
@@ -109,7 +110,7 @@ def test_rag_remove_says_what_it_removed_and_fails_in_one_line(settings, tmp_pat
     assert capsys.readouterr().out.startswith(f"removed \u201c{TITLE}\u201d ({pid}")
     assert main(["remove", pid]) == 1
     err = capsys.readouterr().err
-    assert err.startswith("rag: error: no document") and err.count("\n") == 1
+    assert err.startswith(f"rag: error: '{pid}' was already removed") and err.count("\n") == 1
 
 
 # -- two machines, one Chroma server -----------------------------------------------------------

@@ -180,9 +180,12 @@ def remove_upload(col: Collection, paper_id: str, corpus: str,
     InputError, in one line, for an id the collection does not hold (never added, or already
     removed) and for a paper of the corpus itself. The caller holds the writer lock."""
     found = col.where({"paper_id": paper_id})
+    if not found and paper_id in removed_uploads(col):
+        raise InputError(f"{paper_id!r} was already removed from corpus {corpus!r}; nothing "
+                         f"to do")
     if not found:
-        raise InputError(f"no document {paper_id!r} in corpus {corpus!r} (already removed, or "
-                         f"never added; `rag papers --corpus {corpus}` lists the ids)")
+        raise InputError(f"no document {paper_id!r} in corpus {corpus!r}; `rag papers --corpus "
+                         f"{corpus}` lists the ids")
     if not any(origin(m, legacy_uploads) == UPLOAD for _, m in found):
         raise InputError(f"{paper_id!r} is a paper of corpus {corpus!r}, not an uploaded "
                          f"document; only uploaded documents can be removed")
