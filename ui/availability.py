@@ -19,8 +19,9 @@ from rag.settings import Settings
 WEIGHT_PARTS = 22
 # Why `auto` does not pick the local model even when it is installed, as measured by
 # `python -m rag.bench.run --only local` (bench/local_llm.py; README, "Language models").
-LOCAL_SPEED = ("Qwen2.5-Coder-1.5B on this CPU: p50 11-14.5 s to the first word, 16-26 s "
-               "per answer (2 runs of 30 questions, 2 shared cores, load 3-7, 2026-12-04)")
+LOCAL_SPEED = ("Qwen2.5-Coder-1.5B on this CPU: p50 6.5 s to the first word and 8.1 s per "
+               "answer on 2 nearly idle cores, 11-26 s when they are shared (30 questions, "
+               "2026-12-04)")
 
 
 @dataclass(frozen=True)
