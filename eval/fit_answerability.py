@@ -102,7 +102,7 @@ def signal_rows(dataset: str, settings) -> list[dict]:
         top = found.passages[0].paper_id
         right = top in q.gold if q.answerable else bool(q.near_paper) and top == q.near_paper
         rows.append({"id": q.id, "type": q.type, "answerable": q.answerable, "found": right,
-                     **pipe.signals(found.query, found.passages).values})
+                     **pipe.signals(found.query, pipe.whole_papers(found.passages)).values})
     return rows
 
 

@@ -49,6 +49,11 @@ def index_corpus(corpus: str | None = None, settings: Settings | None = None, pr
                          corpus or settings.corpus, progress=progress, rebuild=rebuild,
                          uploads=uploads)
     factory.forget_index(settings, corpus)
+    # The corpus's background for the answerability gate, measured now rather than on the
+    # first question of every process (kept on disk per index generation).
+    from .retrieve.background import background
+
+    background(factory.index(settings, corpus))
     return report
 
 

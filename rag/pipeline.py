@@ -129,7 +129,8 @@ class Pipeline:
             timings["rewrite"] = (time.perf_counter() - t0) * 1000
         found = search(text, query, self.retriever, self.index, s)  # what the question asks
         query, passages = found.query, found.passages
-        verdict = None if found.skip_gate else self.judge(query, passages)
+        whole = [] if found.by_metadata else self.whole_papers(passages)  # gate and generator
+        verdict = None if found.skip_gate else self.judge(query, whole)
         t1 = time.perf_counter()
         score = verdict.answerable if verdict else relevance(passages)
         if found.by_metadata:  # a person's papers, from the author index
@@ -137,10 +138,10 @@ class Pipeline:
         elif not passages or (verdict and verdict.decision == ABSTAIN):
             answer = _abstain(text, query, passages, self.generator_name, notices, score)
         elif verdict and verdict.decision == NOT_STATED:
-            answer = not_stated(text, query, self.whole_papers(passages), notices, score)
+            answer = not_stated(text, query, whole, notices, score)
         else:
             raw, gen_name, shown = yield from self._generate(
-                text, passages, turns, notices, t0, timings,
+                text, whole, turns, notices, t0, timings,
                 lister(found, s.list_limit, self.reader()[0], notices), query)
             answer = self._finish(text, query, raw, passages, shown, gen_name, notices, score)
         t2 = time.perf_counter()
@@ -153,7 +154,7 @@ class Pipeline:
                   query: str):
         """(raw text, generator name, passages the generator was shown); streams the pieces.
 
-        Every generator reads each passage's whole abstract (`whole_papers`). An LLM generator
+        `passages` are whole abstracts (`whole_papers`): every generator reads them. An LLM generator
         first yields the `Prompt` it sent (how many passages fit, any notice), then text.
         Sentences it left uncited get the shown passage that clearly supports them
         (`attribute_citations`), and citations their passage does not back are dropped
@@ -163,7 +164,6 @@ class Pipeline:
         instead of the extractive reader."""
         name = self.generator_name
         pieces: list[str] = []
-        passages = self.whole_papers(passages)
         if name == "extractive":  # reads the standalone query, not a follow-up's raw text
             gen = listing or self.reader()[1]
             for piece in _timed(gen.generate(query if listing is None else question, passages,
@@ -198,15 +198,16 @@ class Pipeline:
         return "".join(ext.generate(query if listing is None else question, passages, history)
                        ), ext.name, passages
 
-    def signals(self, query: str, passages: list[Passage]) -> Signals:
-        """What the answerability gate reads (`retrieve/signals.py`), on whole abstracts."""
-        return compute(query, self.whole_papers(passages), self.reader()[0],
-                       background(self.index))
+    def signals(self, query: str, whole: list[Passage]) -> Signals:
+        """What the answerability gate reads (`retrieve/signals.py`) of the retrieved papers,
+        given as whole abstracts (`whole_papers`)."""
+        return compute(query, whole, self.reader()[0], background(self.index))
 
-    def judge(self, query: str, passages: list[Passage]) -> Verdict:
-        """The gate's verdict; `abstain_threshold` >= 0 overrides the fitted threshold."""
+    def judge(self, query: str, whole: list[Passage]) -> Verdict:
+        """The gate's verdict on whole abstracts; `abstain_threshold` >= 0 overrides the fitted
+        threshold."""
         override = self.settings.abstain_threshold
-        return decide(self.signals(query, passages), None if override < 0 else override)
+        return decide(self.signals(query, whole), None if override < 0 else override)
 
     def whole_papers(self, passages: list[Passage]) -> list[Passage]:
         """Each passage grown to its paper's whole abstract, for the generator to read: a chunk
