@@ -27,6 +27,8 @@ from pathlib import Path
 
 import numpy as np
 
+from rag.retrieve.answerability import Logistic
+
 from .metrics.abstention import at_threshold, auroc, choose_threshold
 
 MAX_FALSE_ABSTENTION = 0.05
@@ -69,9 +71,9 @@ def fit_on(X: np.ndarray, y: np.ndarray, features: tuple[str, ...], use: tuple[s
 
 
 def predict(model: dict, X: np.ndarray) -> np.ndarray:
-    z = model["bias"] + ((X - np.array(model["mean"])) / np.array(model["scale"])) @ np.array(
-        model["coef"])
-    return 1.0 / (1.0 + np.exp(-z))
+    """P(1) for each row of X, computed by the gate's own `Logistic` (what `ask()` runs)."""
+    logistic = Logistic.from_dict(model)
+    return np.array([logistic.probability(list(row)) for row in X])
 
 
 def choose_found_threshold(p_found: np.ndarray, found: np.ndarray, abstained: np.ndarray

@@ -66,9 +66,12 @@ def coverage(claim: str, evidence: str, idf: Idf | None = None) -> float:
     than "papers", so restating a question's common words does not pass for support.
     Example: coverage("HesScale builds on BL89", "HesScale improves BL89.") == 2/3 unweighted."""
     weights = term_weights(claim, idf)
-    if not weights:
-        return 1.0
-    found = content_terms(evidence)
+    return share(weights, content_terms(evidence)) if weights else 1.0
+
+
+def share(weights: dict[str, float], found: set[str]) -> float:
+    """The weighted share of `weights`' words that are in `found` (0.0 when there are none).
+    Example: share({"a": 3.0, "b": 1.0}, {"a"}) == 0.75."""
     total = sum(weights.values())
     return sum(w for t, w in weights.items() if t in found) / total if total else 0.0
 

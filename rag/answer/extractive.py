@@ -12,15 +12,9 @@ from __future__ import annotations
 import re
 from typing import Iterator
 
-from ..text import content_terms, coverage
 from ..types import Passage
 from . import History
 from .reader import pick
-
-
-def weighted_coverage(question: str, sentence: str, idf=None) -> float:
-    """IDF-weighted share of the question's terms that the sentence contains (0 if none)."""
-    return coverage(question, sentence, idf) if content_terms(question) else 0.0
 
 
 class Extractive:

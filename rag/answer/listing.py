@@ -22,9 +22,10 @@ from typing import Iterator, Sequence
 
 from ..retrieve.authors import name_key, split_authors
 from ..retrieve.search import Search
+from ..text import content_terms, coverage
 from ..types import Passage
 from . import History
-from .extractive import cite, weighted_coverage
+from .extractive import cite
 
 DEFAULT_LIMIT = 5
 MAX_COAUTHORS = 6
@@ -41,6 +42,11 @@ def summary_sentence(passage: Passage) -> str:
     if not sents:
         return passage.text.strip()
     return next((s for s in sents[:6] if _CONTRIBUTION.search(s)), sents[0])
+
+
+def weighted_coverage(topic: str, sentence: str, idf=None) -> float:
+    """IDF-weighted share of the topic's terms that the sentence contains (0 if none)."""
+    return coverage(topic, sentence, idf) if content_terms(topic) else 0.0
 
 
 def best_sentence(topic: str, passage: Passage, idf=None) -> str:

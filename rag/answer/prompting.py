@@ -80,8 +80,8 @@ def evidence(question: str, passage: Passage, idf: Idf | None = None,
              most: int = 3) -> str:
     """The sentences of `passage` the model needs for `question`, at most `most` of them
     (plus the sentences they lean on; see module doc)."""
-    from ..retrieve.signals import question_terms, weighted_share
-    from ..text import content_terms
+    from ..retrieve.signals import question_terms
+    from ..text import content_terms, share
     from .reader import pick  # the extractive reader's sentence choice
 
     sentences = [t.strip() for _, _, t in passage.sentence_texts()]
@@ -90,7 +90,7 @@ def evidence(question: str, passage: Passage, idf: Idf | None = None,
     picked = pick(question, passage, idf) or [0]
     if len(picked) > most:
         asked = question_terms(question, idf)
-        picked = sorted(picked, key=lambda i: -weighted_share(asked, content_terms(
+        picked = sorted(picked, key=lambda i: -share(asked, content_terms(
             sentences[i])))[:most]
     chosen = set(picked)
     chosen |= {i - 1 for i in chosen if i > 0 and _LEANS.match(sentences[i])}

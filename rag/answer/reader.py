@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import re
 
-from ..retrieve.signals import question_terms, weighted_share as share
-from ..text import Idf, content_terms
+from ..retrieve.signals import question_terms
+from ..text import Idf, content_terms, share
 from ..types import Passage
 
 MAX_SENTENCES = 3

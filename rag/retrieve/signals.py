@@ -22,9 +22,9 @@ high, focus ("learning", "rate") -> focus_abstract 0.0.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from ..text import Idf, content_terms, term_weights
+from ..text import Idf, content_terms, share, term_weights
 from ..types import Passage
 from .background import Background
 
@@ -56,8 +56,6 @@ _HAS_NUMBER = re.compile(r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|
 @dataclass
 class Signals:
     values: dict[str, float]
-    focus: dict[str, float] = field(default_factory=dict)  # focus term -> IDF weight
-    sentence_cover: list[list[float]] = field(default_factory=list)  # [passage][sentence]
 
     def vector(self) -> list[float]:
         return [self.values[name] for name in FEATURES]
@@ -66,11 +64,6 @@ class Signals:
 def question_terms(query: str, idf: Idf | None) -> dict[str, float]:
     """The query's content words with their IDF weight, request words left out."""
     return {t: w for t, w in term_weights(query, idf).items() if t not in REQUEST_WORDS}
-
-
-def weighted_share(weights: dict[str, float], found: set[str]) -> float:
-    total = sum(weights.values())
-    return sum(w for t, w in weights.items() if t in found) / total if total else 0.0
 
 
 def compute(query: str, passages: list[Passage], idf: Idf | None,
@@ -84,21 +77,19 @@ def compute(query: str, passages: list[Passage], idf: Idf | None,
     asked = question_terms(query, idf)
     title = content_terms(top.title)
     focus = {t: w for t, w in asked.items() if t not in title}
-    sentence_terms = [[content_terms(t) for _, _, t in p.sentence_texts()] for p in passages]
-    top_terms = sentence_terms[0]
-    everything = set().union(*top_terms) if top_terms else set()
     sentences = [t for _, _, t in top.sentence_texts()]
-    focus_cover = [weighted_share(focus, s) for s in top_terms] if focus else []
+    top_terms = [content_terms(t) for t in sentences]
+    everything = set().union(*top_terms)
+    focus_cover = [share(focus, s) for s in top_terms] if focus else []
     best_focus = max(focus_cover, default=0.0)
     near_focus = [t for t, c in zip(sentences, focus_cover) if best_focus and c >= best_focus / 2]
     values = {
         "z_cosine": background.z(ordered[0]),
         "margin": ordered[0] - (ordered[1] if len(ordered) > 1 else 0.0),
-        "title_cover": weighted_share(asked, title),
-        "abstract_cover": weighted_share(asked, everything | title),
-        "focus_sentence": max((weighted_share(focus, s) for s in top_terms), default=0.0)
-        if focus else 1.0,
-        "focus_abstract": weighted_share(focus, everything) if focus else 1.0,
+        "title_cover": share(asked, title),
+        "abstract_cover": share(asked, everything | title),
+        "focus_sentence": best_focus if focus else 1.0,
+        "focus_abstract": share(focus, everything) if focus else 1.0,
         # asked for a quantity, but no sentence that carries the focus states one
         "number_missing": float(bool(_NUMBER_ASKED.search(query))
                                 and not any(_HAS_NUMBER.search(t) for t in near_focus)),
@@ -120,6 +111,4 @@ def compute(query: str, passages: list[Passage], idf: Idf | None,
         "rarest_present": float(any(t in everything | title for t, w in asked.items()
                                     if w == max(asked.values()))),
     }
-    cover = [[weighted_share(asked, s | content_terms(p.title)) for s in terms]
-             for p, terms in zip(passages, sentence_terms)]
-    return Signals(values, focus, cover)
+    return Signals(values)
