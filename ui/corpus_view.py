@@ -1,5 +1,6 @@
 """The corpus tab's logic: the indexed papers (cached per index generation), search, a paper's
-detail view, and adding uploaded documents with a progress callback.
+detail view, adding uploaded documents with a progress callback, and removing one of them
+(built-in papers cannot be removed: `rag.documents.remove_document` says so).
 
 Example: catalog(settings).papers -> every Paper of settings.corpus, sorted by title.
 """
@@ -15,10 +16,11 @@ from typing import Callable, Sequence
 from rag import documents, factory
 from rag.ingest import uploads
 from rag.errors import RagError
+from rag.index.sources import UPLOAD, origin
 from rag.settings import Settings
 from rag.types import Paper
 
-from . import render
+from . import markup, render
 
 PAGE = 50
 
@@ -44,6 +46,7 @@ class Catalog:
     papers: list[Paper]
     by_id: dict[str, Paper] = field(default_factory=dict)
     names: dict[str, str] = field(default_factory=dict)  # stored upload name -> original name
+    uploads: set[str] = field(default_factory=set)  # ids of uploaded documents (removable)
 
 
 _lock = threading.Lock()
@@ -60,8 +63,9 @@ def catalog(settings: Settings) -> Catalog:
         if cat is not None and cat.generation == generation:
             return cat
     papers = index.papers()
+    uploaded = {m.get("paper_id", "") for m in index.snapshot().metas if origin(m) == UPLOAD}
     cat = Catalog(generation, papers, {p.id: p for p in papers},
-                  uploads.original_names(settings, settings.corpus))
+                  uploads.original_names(settings, settings.corpus), uploaded)
     with _lock:
         _cache[key] = cat
     return cat
@@ -72,6 +76,14 @@ def paper(settings: Settings, paper_id: str) -> Paper | None:
         return catalog(settings).by_id.get(paper_id)
     except RagError:
         return None
+
+
+def removable(settings: Settings, paper_id: str) -> bool:
+    """Whether `paper_id` is an uploaded document (the corpus's own papers stay)."""
+    try:
+        return paper_id in catalog(settings).uploads
+    except RagError:
+        return False
 
 
 def list_html(settings: Settings, query: str = "") -> str:
@@ -109,3 +121,17 @@ def add_files(paths: Sequence[str], settings: Settings,
     except RagError as exc:
         return render.error_html(str(exc), "The documents could not be added")
     return render.upload_report_html(report)
+
+
+def remove(settings: Settings, paper_id: str) -> str:
+    """Remove an uploaded document from the session's corpus; what was removed, or why not."""
+    if not paper_id:
+        return render.error_html("pick an uploaded document in the list first",
+                                 "Nothing to remove")
+    try:
+        removed = documents.remove_document(paper_id, settings, settings.corpus)
+    except RagError as exc:
+        return render.error_html(str(exc), "The document could not be removed")
+    text = removed.summary()
+    return (f'<div class="rag-src rag-removed"><div class="rag-src-title"><span>Document removed'
+            f'</span></div><p>{markup.esc(text[:1].upper() + text[1:])}.</p></div>')

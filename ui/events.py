@@ -182,11 +182,23 @@ def _corpus(demo: gr.Blocks, ui, base: Settings) -> None:
     def show_paper(value: str, prefs: dict):
         link = str(value or "").split(":", 1)[0]
         if not link.startswith("d/"):
-            return gr.skip()
-        return corpus_view.detail_html(chat.settings_for(base, prefs), link[2:])
+            return gr.skip(), gr.skip(), gr.skip()
+        settings, pid = chat.settings_for(base, prefs), link[2:]
+        return (corpus_view.detail_html(settings, pid),
+                gr.update(visible=corpus_view.removable(settings, pid)), pid)
 
-    ui.paper_bridge.change(show_paper, [ui.paper_bridge, ui.prefs], ui.paper_detail,
-                           concurrency_limit=None, show_progress="hidden", **PRIVATE)
+    ui.paper_bridge.change(show_paper, [ui.paper_bridge, ui.prefs],
+                           [ui.paper_detail, ui.remove, ui.shown], concurrency_limit=None,
+                           show_progress="hidden", **PRIVATE)
+
+    def remove_document(paper_id: str, query: str, prefs: dict):
+        settings = chat.settings_for(base, prefs)
+        report = corpus_view.remove(settings, paper_id)
+        return report, gr.update(visible=False), "", corpus_view.list_html(settings, query)
+
+    ui.remove.click(remove_document, [ui.shown, ui.search, ui.prefs],
+                    [ui.paper_detail, ui.remove, ui.shown, ui.paper_list], concurrency_limit=1,
+                    concurrency_id="index", show_progress_on=[ui.paper_detail], **PRIVATE)
 
     def add_documents(paths, query, prefs, progress=gr.Progress()):
         settings = chat.settings_for(base, prefs)

@@ -3,7 +3,7 @@
 `build_layout(settings)` must run inside a `gr.Blocks` context; it returns every component the
 events need, by name. Chat tab: the conversation (left) and the source panel (right, sticky),
 under the conversation the input, Settings and Export. Corpus tab: searchable paper list (left),
-the chosen paper and the upload form (right). Two hidden textboxes are the "bridges" that
+the chosen paper (with a Remove button when it is an upload) and the upload form (right). Two hidden textboxes are the "bridges" that
 static/app.js writes to when a `#rag:` link inside rendered HTML is clicked.
 """
 
@@ -153,6 +153,10 @@ def _corpus_tab(ui) -> None:
             ui.paper_detail = gr.Markdown('<div class="rag-src rag-src-empty"><p>Pick a paper '
                                           'to read its abstract.</p></div>',
                                           elem_id="rag-paper-detail", latex_delimiters=LATEX)
+            # Offered for uploaded documents only; `shown` is the paper the detail view holds.
+            ui.shown = gr.State("")
+            ui.remove = gr.Button("Remove this document from the corpus", size="sm",
+                                  variant="stop", visible=False, elem_id="rag-remove")
             with gr.Column(elem_id="rag-upload"):
                 gr.HTML('<div class="rag-upload-head"><b>Add your documents</b><span>'
                         f'{", ".join(ALLOWED_SUFFIXES)} \u00b7 up to '
