@@ -155,5 +155,16 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def run(argv: list[str] | None = None) -> int:
+    """`main` with the library's errors (no index, no dataset) as one-line messages."""
+    from rag.errors import RagError
+
+    try:
+        return main(argv)
+    except RagError as exc:
+        print(f"fit_answerability: error: {exc}", file=sys.stderr)
+        return 1
+
+
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(run())
