@@ -12,65 +12,18 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from chroma_server import chroma_server_fixture
 from conftest import ROOT, load_questions
 
 pytestmark = pytest.mark.server
-CHROMA = Path(sys.executable).parent / "chroma"
 QUESTIONS = [q for q in load_questions() if q["type"] == "fact"][:8]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class ChromaServer:
-    """A `chroma run` process on 127.0.0.1; `stop()` and `start()` again keep port and data."""
-
-    def __init__(self, path: Path, port: int | None = None):
-        self.path, self.port = path, port or free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.proc: subprocess.Popen | None = None
-        self.log = path.parent / f"chroma-{self.port}.log"
-
-    def start(self, timeout: float = 90.0) -> "ChromaServer":
-        env = {**os.environ, "ANONYMIZED_TELEMETRY": "False"}
-        with open(self.log, "ab") as log:
-            self.proc = subprocess.Popen(
-                [str(CHROMA), "run", "--path", str(self.path), "--host", "127.0.0.1",
-                 "--port", str(self.port)], stdout=log, stderr=subprocess.STDOUT, env=env)
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"chroma run exited: {self.log.read_text()[-2000:]}")
-            try:
-                urllib.request.urlopen(f"{self.url}/api/v2/heartbeat", timeout=2).read()
-                return self
-            except OSError:
-                time.sleep(0.25)
-        self.stop()
-        raise RuntimeError(f"chroma run did not answer in {timeout} s")
-
-    def stop(self) -> None:
-        if self.proc and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(15)
-        self.proc = None
 
 
 class CachedEmbedder:
@@ -98,13 +51,7 @@ def seed_vectors(seed_home, embedder) -> dict[str, np.ndarray]:
     return {doc: vec for _, doc, _, vec in col.iter_all(include=("documents", "embeddings"))}
 
 
-@pytest.fixture(scope="session")
-def chroma_server(tmp_path_factory):
-    if not CHROMA.exists():
-        pytest.skip(f"{CHROMA} is missing: run `make install`")
-    server = ChromaServer(tmp_path_factory.mktemp("chroma-server") / "data").start()
-    yield server
-    server.stop()
+chroma_server = chroma_server_fixture("chroma-server", scope="session")
 
 
 @pytest.fixture(scope="session")

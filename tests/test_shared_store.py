@@ -27,7 +27,7 @@ from rag.index.store import Store
 from rag.ingest.corpus import load_corpus, uploads_dir
 from rag.settings import Settings
 from rag.ui.cli import main
-from test_chroma_server import CHROMA, ChromaServer
+from chroma_server import chroma_server_fixture
 
 NOTE = ("# Lattice origami for protein folding\n\n"
         "We introduce lattice origami, a method that folds protein chains on a hexagonal "
@@ -116,13 +116,7 @@ def test_rag_remove_says_what_it_removed_and_fails_in_one_line(settings, tmp_pat
 # -- two machines, one Chroma server -----------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    if not CHROMA.exists():
-        pytest.skip(f"{CHROMA} is missing: run `make install`")
-    server = ChromaServer(tmp_path_factory.mktemp("shared-chroma") / "data").start()
-    yield server
-    server.stop()
+server = chroma_server_fixture("shared-chroma")
 
 
 def machine(tmp_path: Path, name: str, url: str) -> Settings:
