@@ -2,9 +2,9 @@
 
 `factory.pipeline(settings)` assembles a `Pipeline` once per settings: the index, its
 retriever, the extractive reader, the generator `auto` resolves to, the IDF table and the
-embedder the checks use. `ask_stream` gets it once and runs its stages in order. A failing LLM
-backend never loses the answer: the extractive generator answers instead, with a visible
-notice. Follow-ups are rewritten into a standalone query before retrieval.
+embedder the checks use. `ask_stream` gets it once and runs its stages in order. Writing the answer is
+`compose.py`: an LLM first shows the extractive answer as a `Draft`, and a failing LLM backend
+never loses the answer (the draft stays, with a visible notice). Follow-ups are rewritten into a standalone query before retrieval.
 """
 
 from __future__ import annotations
@@ -13,20 +13,15 @@ import threading
 import time
 from typing import Any, Callable, Iterator, Sequence
 
-from . import factory
+from . import compose, factory
 from .answer import Generator, History
 from .answer.extractive import Extractive
 from .answer.listing import lister
 from .answer.not_stated import not_stated
-from .answer.prompting import Prompt
-from .answer.prompts import (CANNOT_ANSWER, NOTICE_FALLBACK, NOTICE_TRUNCATED, NOTICE_UNCITED,
-                             NOTICE_UNSUPPORTED)
+from .answer.prompts import NOTICE_TRUNCATED
 from .answer.rewrite import normalise_history, standalone_query
-from .check.citations import check_citations
 from .check.metadata import metadata_answer
-from .check.reply import attribute_citations, is_abstention, output_problem
-from .check.support import check_support, prune_citations
-from .errors import GeneratorError, InputError
+from .errors import InputError
 from .index.bm25 import idf_table
 from .index.opened import Index
 from .models.embedders import Embedder
@@ -38,7 +33,7 @@ from .retrieve.retrievers import Retriever
 from .retrieve.search import search
 from .settings import Settings
 from .text import Idf, clean_question
-from .types import Answer, Passage
+from .types import Answer, Draft, Passage
 
 
 def prepare_question(question: Any, settings: Settings) -> tuple[str, list[str]]:
@@ -74,8 +69,9 @@ def ask(question: str, history: Sequence | None = None, settings: Settings | Non
 
 
 def ask_stream(question: str, history: Sequence | None = None, settings: Settings | None = None,
-               **overrides: Any) -> Iterator[str | Answer]:
-    """Like `ask`, but yields answer text pieces as they are generated, then the Answer."""
+               **overrides: Any) -> Iterator[str | Draft | Answer]:
+    """Like `ask`, but yields answer text pieces as they are generated, then the Answer; an LLM
+    answer is preceded by a `Draft`, the cited evidence to show while the model writes."""
     settings = settings or Settings.load()
     if overrides:
         settings = settings.replace(**overrides)
@@ -120,7 +116,7 @@ class Pipeline:
             return self._generator
 
     def run(self, text: str, turns: History, notices: list[str], t0: float
-            ) -> Iterator[str | Answer]:
+            ) -> Iterator[str | Draft | Answer]:
         """The stages in order: query rewriting, retrieval, the gate, generation, the checks."""
         s, timings = self.settings, {}
         llm = None if self.generator_name == "extractive" else self.generator
@@ -131,72 +127,24 @@ class Pipeline:
         query, passages = found.query, found.passages
         whole = [] if found.by_metadata else self.whole_papers(passages)  # gate and generator
         verdict = None if found.skip_gate else self.judge(query, whole)
+        if verdict is not None and llm is not None:  # the LLM's P(YES) may veto an answer
+            verdict = compose.consult(self, text, whole, turns, verdict, timings)
         t1 = time.perf_counter()
         score = verdict.answerable if verdict else relevance(passages)
         if found.by_metadata:  # a person's papers, from the author index
             answer = metadata_answer(text, found, self.reader()[0], notices)
         elif not passages or (verdict and verdict.decision == ABSTAIN):
-            answer = _abstain(text, query, passages, self.generator_name, notices, score)
+            answer = compose.abstain(text, query, passages, self.generator_name, notices, score)
         elif verdict and verdict.decision == NOT_STATED:
             answer = not_stated(text, query, whole, notices, score)
         else:
-            raw, gen_name, shown = yield from self._generate(
-                text, whole, turns, notices, t0, timings,
-                lister(found, s.list_limit, self.reader()[0], notices), query)
-            answer = self._finish(text, query, raw, passages, shown, gen_name, notices, score)
+            answer = yield from compose.write(
+                self, text, query, passages, whole, turns, notices, t0, timings,
+                lister(found, s.list_limit, self.reader()[0], notices), score)
         t2 = time.perf_counter()
         answer.timings_ms = {"retrieve": (t1 - t0) * 1000, "generate": (t2 - t1) * 1000,
                              "total": (t2 - t0) * 1000, **timings}
         yield answer
-
-    def _generate(self, question: str, passages: list[Passage], history: History,
-                  notices: list[str], t0: float, timings: dict, listing: Generator | None,
-                  query: str):
-        """(raw text, generator name, passages the generator was shown); streams the pieces.
-
-        `passages` are whole abstracts (`whole_papers`): every generator reads them. An LLM generator
-        first yields the `Prompt` it sent (how many passages fit, any notice), then text.
-        Sentences it left uncited get the shown passage that clearly supports them
-        (`attribute_citations`), and citations their passage does not back are dropped
-        (`prune_citations`). Whatever goes wrong with an LLM (an error before or during the
-        stream, a stall, an empty, unreadable, uncited or wholly unsupported answer) ends in the
-        extractive answer with a notice. Lists and comparisons are written by `listing`
-        instead of the extractive reader."""
-        name = self.generator_name
-        pieces: list[str] = []
-        if name == "extractive":  # reads the standalone query, not a follow-up's raw text
-            gen = listing or self.reader()[1]
-            for piece in _timed(gen.generate(query if listing is None else question, passages,
-                                             history), t0, timings):
-                pieces.append(piece)
-                yield piece
-            return "".join(pieces), gen.name, passages
-        shown = passages[: self.settings.local_passages] if name == "local" else passages
-        if listing is not None:  # a list shows list_limit papers, whoever writes it
-            shown = shown[: self.settings.list_limit]
-        try:
-            gen = self.generator()
-            for piece in _timed(gen.generate(question, shown, history), t0, timings):
-                if isinstance(piece, Prompt):
-                    shown = shown[: piece.passages]
-                    notices.extend(piece.notices)
-                    continue
-                pieces.append(piece)
-                yield piece
-            idf = self.reader()[0]
-            raw = prune_citations(attribute_citations("".join(pieces), shown, idf), shown, idf)
-            problem = output_problem(raw, shown, self.embedder, idf)
-            if problem is None:
-                return raw, gen.name, shown
-            reason = problem
-        except GeneratorError as exc:
-            reason = str(exc)
-        except Exception as exc:  # a backend bug must not cost the user the answer
-            reason = f"unexpected {type(exc).__name__}"
-        notices.append(NOTICE_FALLBACK.format(generator=name, reason=reason))
-        ext = listing or self.reader()[1]
-        return "".join(ext.generate(query if listing is None else question, passages, history)
-                       ), ext.name, passages
 
     def signals(self, query: str, whole: list[Passage]) -> Signals:
         """What the answerability gate reads (`retrieve/signals.py`) of the retrieved papers,
@@ -216,35 +164,3 @@ class Pipeline:
         check then quote from the whole abstract, at the same paper-relative offsets."""
         snap = self.index.snapshot()
         return [snap.whole_paper(p) for p in passages]
-
-    def _finish(self, question: str, query: str, raw: str, passages: list[Passage],
-                shown: list[Passage], gen: str, notices: list[str], score: float) -> Answer:
-        if not raw.strip() or is_abstention(raw):
-            return _abstain(question, query, passages, gen, notices, score)
-        checked = check_citations(raw, shown)
-        check_support(checked, self.embedder if gen != "extractive" else None, self.reader()[0])
-        if gen != "extractive":
-            unsupported = sum(1 for s in checked.sentences if s.unbacked)
-            uncited = sum(1 for s in checked.sentences if not s.citations)
-            if unsupported:
-                notices.append(NOTICE_UNSUPPORTED.format(count=unsupported))
-            if uncited:
-                notices.append(NOTICE_UNCITED.format(count=uncited))
-        return Answer(question=question, text=checked.text, citations=checked.citations,
-                      passages=passages, abstained=False, generator=gen, timings_ms={},
-                      sentences=checked.sentences, query=query, notices=notices,
-                      relevance=score)
-
-
-def _timed(pieces, t0: float, timings: dict):
-    for piece in pieces:
-        if isinstance(piece, str) and piece and "first_token" not in timings:
-            timings["first_token"] = (time.perf_counter() - t0) * 1000
-        yield piece
-
-
-def _abstain(question: str, query: str, passages: list[Passage], gen: str, notices: list[str],
-             score: float) -> Answer:
-    return Answer(question=question, text=CANNOT_ANSWER, citations=[], passages=passages,
-                  abstained=True, generator=gen, timings_ms={}, query=query, notices=notices,
-                  relevance=score)

@@ -72,6 +72,8 @@ class Settings:
     answer_tokens: int = _f(350, "Tokens reserved for the generated answer.", min=16, max=8192)
     local_passages: int = _f(5, "Papers given to the local LLM (as evidence sentences).", min=1,
                              max=10)
+    llm_verdict: bool = _f(True, "Ask the LLM whether the evidence states the answer and combine "
+                           "its P(YES) with the gate (models with a fitted rag/answer/verdict.json).")
     local_threads: int = _f(0, "CPU threads for the local LLM (0: all cores).", min=0, max=256)
     max_question_chars: int = _f(2000, "Longer questions are truncated, with a notice.",
                                  min=16, max=1_000_000)
@@ -154,6 +156,14 @@ def _reject_unknown(data: dict, names: set[str], where: str) -> None:
 def _coerce(cls: type, name: str, value: Any) -> Any:
     kind = {f.name: f.type for f in dataclasses.fields(cls)}[name]
     try:
+        if kind in ("bool", bool):
+            if isinstance(value, bool):
+                return value
+            flag = {"true": True, "1": True, "yes": True, "on": True, "false": False, "0": False,
+                    "no": False, "off": False}.get(str(value).strip().lower())
+            if flag is None:
+                raise ValueError
+            return flag
         if kind in ("int", int):
             if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
                 raise ValueError
@@ -162,6 +172,6 @@ def _coerce(cls: type, name: str, value: Any) -> Any:
             return float(value)
         return str(value)
     except (TypeError, ValueError):
-        noun = {"int": "a whole number", "float": "a number"}.get(
+        noun = {"int": "a whole number", "float": "a number", "bool": "true or false"}.get(
             getattr(kind, "__name__", kind), "text")
         raise ConfigError(f"{name} must be {noun}, got {value!r}") from None

@@ -145,3 +145,12 @@ class Answer:
             "support_rate": round(self.support_rate, 4),
             "relevance": round(float(self.relevance), 6),
         }
+
+
+@dataclass
+class Draft:
+    """The cited evidence shown while a language model writes: the extractive answer, yielded
+    by `ask_stream` before the model's first token. The model's checked Answer replaces it;
+    if the model fails, the final Answer is this one with the fallback notice."""
+
+    answer: Answer

@@ -23,7 +23,7 @@ from rag.answer.rewrite import rewrite_query
 from rag.answer.prompts import (CANNOT_ANSWER, NOTICE_QUESTION_TOKENS, REASON_EMPTY, REASON_GARBAGE,
                          REASON_NO_CITATIONS, REASON_UNSUPPORTED, REWRITE_SYSTEM, SYSTEM)
 from rag.settings import Settings
-from rag.types import Answer
+from rag.types import Answer, Draft
 
 FAKE_KEY = "sk-test-FAKE-key-0123456789abcdef"
 QUESTION = "Which kernels avoid mean reversion in Gaussian process regression?"
@@ -58,10 +58,14 @@ def run(settings: Settings, question: str = QUESTION, history=None) -> tuple[lis
     for event in ask_stream(question, history, settings):
         if isinstance(event, Answer):
             answer = event
-        else:
+        elif isinstance(event, str):
             pieces.append(event)
     assert answer is not None
     return pieces, answer
+
+
+def events(settings: Settings, question: str = QUESTION) -> list:
+    return list(ask_stream(question, None, settings))
 
 
 def assert_no_key(answer: Answer, *messages: str) -> None:
@@ -95,6 +99,45 @@ def test_a_streamed_answer_arrives_in_pieces_with_checked_citations(serve, llm_s
     assert request["body"]["max_tokens"] == llm_settings.answer_tokens
     assert request["headers"]["authorization"] == f"Bearer {FAKE_KEY}"
     assert_no_key(answer)
+
+
+def test_the_cited_evidence_comes_first_then_the_models_answer_streams(serve, llm_settings):
+    serve()
+    seen = events(llm_settings)
+    draft_at = next(i for i, e in enumerate(seen) if isinstance(e, Draft))
+    first_token = next(i for i, e in enumerate(seen) if isinstance(e, str) and e)
+    assert draft_at < first_token, "the evidence is shown before the model's first word"
+    draft, answer = seen[draft_at].answer, seen[-1]
+    assert draft.generator == "extractive" and draft.citations and not draft.abstained
+    assert draft.citations[0].quote in draft.citations[0].passage.text
+    assert answer.generator == "openai" and answer is not draft
+    assert answer.timings_ms["draft"] <= answer.timings_ms["first_token"]
+
+
+def test_when_the_model_fails_the_evidence_stays_with_the_notice(serve, llm_settings):
+    serve(default="drop")
+    seen = events(llm_settings.replace(llm_timeout=1.0))
+    (draft,) = [e.answer for e in seen if isinstance(e, Draft)]
+    assert seen[-1] is draft, "the final answer is the evidence already shown"
+    assert_extractive_fallback(draft, "closed the stream before the answer was complete")
+
+
+def test_rag_ask_shows_the_evidence_then_the_models_answer(serve, llm_settings, monkeypatch,
+                                                            capsys):
+    from rag.ui.cli import main
+
+    serve()
+    for key, value in {"RAG_HOME": llm_settings.home, "RAG_OPENAI_MODEL": MODEL,
+                       "RAG_CORPUS": llm_settings.corpus}.items():
+        monkeypatch.setenv(key, value)
+    assert main(["ask", "--generator", "openai", QUESTION]) == 0
+    out, err = capsys.readouterr()
+    seen = events(llm_settings)
+    (draft,) = [e.answer for e in seen if isinstance(e, Draft)]
+    streamed = "".join(e for e in seen if isinstance(e, str))
+    assert err.startswith("Evidence:\n" + draft.text)
+    assert err.split("Answer (openai model):\n", 1)[1].strip() == streamed.strip()
+    assert seen[-1].text in out and "Evidence:" not in out
 
 
 def test_passages_are_numbered_data_blocks_after_the_fixed_system_prompt(serve, llm_settings):

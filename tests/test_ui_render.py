@@ -9,7 +9,7 @@ import pytest
 from rag.answer.prompts import CANNOT_ANSWER
 from rag.types import Answer, AnswerSentence, Citation, Paper, Passage
 from rag.documents import Added, Skipped, UploadReport
-from rag.ui import markup, render
+from rag.ui import live, markup, render
 from rag.ui.corpus_view import search_papers
 
 ABSTRACT = ("We study embeddings in $\\mathbb{R}^d$. Our method, *FastMap*, is **twice** as fast. "
@@ -141,12 +141,24 @@ def test_abstention_says_so_and_offers_the_closest_papers():
 
 
 def test_streaming_text_shows_pending_markers_without_links():
-    html = render.streaming_html("Partial answer [1")
+    html = live.streaming_html("Partial answer [1")
     assert "rag-caret" in html and "href" not in html
-    html = render.streaming_html("Partial answer [1].")
+    html = live.streaming_html("Partial answer [1].")
     assert '<span class="rag-cite rag-cite-pending">1</span>.<span class="rag-caret"></span></p>' \
         in html  # the caret follows the text, on its line
-    assert "rag-caret" in render.streaming_html("")
+    assert "rag-caret" in live.streaming_html("")
+
+
+def test_the_evidence_is_shown_while_the_model_writes_below_it():
+    draft = answer()
+    waiting = live.draft_html(draft, "", "local")
+    assert "Evidence from the abstracts" in waiting and "reading the evidence" in waiting
+    assert "href" not in waiting, "no links until the answer is a turn of the chat"
+    assert draft.citations[0].passage.title.split("$")[0].strip() in waiting
+    writing = live.draft_html(draft, "Fast maps need [1", "local")
+    assert "Answer from the local model" in writing and "rag-caret" in writing
+    assert writing.index("Evidence") < writing.index("Fast maps need")
+    assert "rag-streaming" in writing, "the finished answer replaces it"
 
 
 def test_errors_are_friendly_sentences():

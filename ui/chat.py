@@ -6,7 +6,8 @@ from) and a dict of settings chosen in the panel; `respond()` turns a question i
 HTML versions of the assistant's message, ending with the rendered answer.
 
 Example: for html, turn in respond("Which kernels avoid mean reversion?", [], settings): ...
-    -> pending html, (streamed text html ...), then the answer's html with its Turn.
+    -> pending html, (streamed text html ...), then the answer's html with its Turn; with a
+    language model, the cited evidence comes first and its answer streams below it.
 """
 
 from __future__ import annotations
@@ -20,9 +21,10 @@ import rag
 from rag.errors import (GeneratorError, IndexCorruptError, IndexLockedError, IndexNotFoundError,
                         InputError, RagError, StoreUnavailableError)
 from rag.settings import Settings
-from rag.types import Answer
+from rag.factory import generator_name
+from rag.types import Answer, Draft
 
-from . import render
+from . import live, render
 
 log = logging.getLogger("ui")
 PREF_KEYS = ("corpus", "retriever", "k", "generator", "list_limit")
@@ -65,17 +67,21 @@ def friendly(exc: BaseException) -> str:
 def respond(question: str, turns: Sequence[Turn], settings: Settings
             ) -> Iterator[tuple[str, Turn | None]]:
     """(message html, the finished Turn or None) as the answer is retrieved and written."""
-    yield render.pending_html(), None
-    text = ""
+    yield live.pending_html(), None
+    text, draft = "", None
     try:
         for event in rag.ask_stream(question, history(turns), settings=settings):
             if isinstance(event, Answer):
                 turn = Turn(event, settings.corpus)
                 yield render.answer_html(event, len(turns)), turn
                 return
-            if isinstance(event, str) and event:
+            if isinstance(event, Draft):  # the evidence at once; the model's answer below it
+                draft = event.answer
+                yield live.draft_html(draft, text, generator_name(settings)), None
+            elif isinstance(event, str) and event:
                 text += event
-                yield render.streaming_html(text), None
+                yield (live.streaming_html(text) if draft is None else
+                       live.draft_html(draft, text, generator_name(settings))), None
     except RagError as exc:
         yield render.error_html(friendly(exc)), None
     except Exception as exc:  # noqa: BLE001 - the page must keep working; the log keeps details

@@ -54,14 +54,20 @@ def cmd_ask(args) -> int:
         return 0
     from rag.factory import generator_name
 
-    from .export import answer_to_text
+    from rag.types import Draft
 
-    # An LLM's tokens are shown on stderr as they come (it takes seconds); the checked answer,
-    # with its citations, then goes to stdout. The extractive answer is only printed once.
+    from .export import answer_to_text, evidence_to_text
+
+    # With a language model, the cited evidence (the extractive answer) is shown on stderr at
+    # once and the model's tokens follow as they come (it takes seconds); the checked answer,
+    # with its citations, then goes to stdout. The extractive answer alone is printed once.
     stream = generator_name(settings) != "extractive"
     answer = None
     for event in rag.ask_stream(question, settings=settings):
-        if isinstance(event, str):
+        if isinstance(event, Draft):
+            print(f"Evidence:\n{evidence_to_text(event.answer)}\n\n"
+                  f"Answer ({generator_name(settings)} model):", file=sys.stderr, flush=True)
+        elif isinstance(event, str):
             if stream:
                 print(event, end="", flush=True, file=sys.stderr)
         else:

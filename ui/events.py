@@ -19,7 +19,7 @@ from rag.errors import RagError
 from rag.settings import Settings
 from rag.documents import reindex
 
-from . import availability, chat, corpus_view, layout, markup, render
+from . import availability, chat, corpus_view, layout, live, markup, render
 
 PRIVATE = {"api_visibility": "private"}
 EXPORTS = Path(tempfile.gettempdir()) / "icml-rag-exports"
@@ -53,7 +53,7 @@ def _chat(ui, base: Settings) -> None:
             yield ("", msgs, turns, *skip4)
             return
         msgs += [{"role": "user", "content": render.user_html(text)},
-                 {"role": "assistant", "content": render.pending_html()}]
+                 {"role": "assistant", "content": live.pending_html()}]
         for html, turn in chat.respond(text, turns, settings):
             msgs[-1] = {"role": "assistant", "content": html}
             if turn is None:

@@ -22,6 +22,12 @@ def answer_to_text(answer: Answer) -> str:
     return "\n".join(lines).rstrip()
 
 
+def evidence_to_text(draft: Answer) -> str:
+    """The evidence shown while a language model writes: the extractive answer and its
+    papers."""
+    return "\n".join([draft.text, *(f"[{c.n}] {c.passage.title}" for c in draft.citations)])
+
+
 def answer_to_markdown(answer: Answer) -> str:
     """The answer with a numbered reference list, for copy/export."""
     out = [f"**Q:** {answer.question}", "", answer.text, ""]

@@ -104,19 +104,6 @@ def answer_html(answer: Answer, turn: int) -> str:
             f'{meta_html(answer, turn)}</div>')
 
 
-def streaming_html(partial: str) -> str:
-    """The message while the answer is being written: the text so far and a caret."""
-    body = blocks(partial, lambda n: f'<span class="rag-cite rag-cite-pending">{n}</span>')
-    caret = '<span class="rag-caret"></span>'
-    body = re.sub(r"((?:</(?:p|li|ul|ol)>)+)$", lambda m: caret + m.group(1), body) or caret
-    return f'<div class="rag-answer rag-streaming"><div class="rag-text">{body}</div></div>'
-
-
-def pending_html(label: str = "Searching the abstracts\u2026") -> str:
-    return (f'<div class="rag-answer rag-streaming"><div class="rag-thinking">'
-            f'<span class="rag-dots"><i></i><i></i><i></i></span>{esc(label)}</div></div>')
-
-
 def error_html(message: str, title: str = "Couldn\u2019t answer that") -> str:
     """A friendly error in the chat: what happened and what to do, never a traceback."""
     text = str(message).strip()

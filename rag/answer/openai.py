@@ -18,6 +18,7 @@ from ..text import Idf
 from ..types import Passage
 from . import History
 from .prompting import Prompt, build_messages, clean_rewrite, rewrite_messages
+from .verdict import p_yes, verdict_messages
 
 REWRITE_TOKENS = 64
 
@@ -31,12 +32,25 @@ class OpenAIGenerator:
         self.idf = idf  # the corpus's IDF table, to pick each paper's evidence sentences
         self.chat = chat or ChatClient(settings)
 
+    @property
+    def model(self) -> str:
+        """The served model's name (a fitted `verdict.json` is for one model)."""
+        return self.chat.model
+
     def generate(self, question: str, passages: list[Passage],
                  history: History = ()) -> Iterator[str | Prompt]:
         prompt = build_messages(question, passages, history, self.settings.llm_context_tokens,
                                 self.settings.answer_tokens, idf=self.idf)
         yield prompt  # tells the pipeline which passages fit and what to tell the user
         yield from self.chat.stream(prompt.messages, max_tokens=self.settings.answer_tokens)
+
+    def verdict(self, question: str, passages: list[Passage], history: History = ()
+                ) -> float | None:
+        """The model's P(YES) that `passages` state the answer (`verdict.py`); None when the
+        server gives no log-probabilities or neither word is likely."""
+        messages = verdict_messages(question, passages, history, self.settings.llm_context_tokens,
+                                    self.settings.answer_tokens, self.idf)
+        return p_yes(self.chat.first_token(messages))
 
     def rewrite(self, question: str, history: History) -> str | None:
         """`question` as a standalone query, or None when the model's reply is unusable."""

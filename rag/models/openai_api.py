@@ -22,6 +22,7 @@ It does not handle tool calls, images, or the async client.
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 import threading
 from typing import Any, Iterator, Sequence
@@ -200,6 +201,23 @@ class ChatClient:
         if content is not None and not isinstance(content, str):
             raise self._explain(TypeError("content is not text"))
         return content or ""
+
+
+    def first_token(self, messages: Sequence[dict], top: int = 10) -> dict[str, float]:
+        """The probability of each of the `top` likeliest first tokens of the reply (one token
+        generated, `logprobs` from the server), keyed by the token's text. Empty when the
+        server does not return log-probabilities."""
+        client = self._client()
+        reply = request(self.settings, self.model, lambda: client.chat.completions.create(
+            model=self.model, messages=list(messages), max_tokens=1, temperature=0.0,
+            logprobs=True, top_logprobs=top), base=self.base_url)
+        try:
+            content = (reply.choices[0].logprobs.content or [None])[0]
+            if content is None:
+                return {}
+            return {str(t.token): math.exp(float(t.logprob)) for t in content.top_logprobs}
+        except (AttributeError, IndexError, TypeError, ValueError):
+            return {}
 
 
 def _delta_text(chunk: Any) -> tuple[str, bool]:

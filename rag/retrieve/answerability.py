@@ -71,6 +71,7 @@ class Verdict:
     answerable: float  # P(the abstracts state what was asked)
     found: float  # P(the top paper is the one asked about)
     signals: Signals
+    llm_yes: float | None = None  # the language model's P(YES), when it was asked (verdict.py)
 
 
 @functools.lru_cache(maxsize=4)
@@ -99,10 +100,11 @@ def decide(signals: Signals, answer_threshold: float | None = None,
     p_answer = model.answerable.probability(x)
     p_found = model.found.probability(x)
     threshold = model.answer_threshold if answer_threshold is None else answer_threshold
-    if p_answer >= threshold:
-        decision = ANSWER
-    elif p_found >= model.found_threshold and named(signals):
-        decision = NOT_STATED
-    else:
-        decision = ABSTAIN
+    decision = ANSWER if p_answer >= threshold else after_no(p_found, signals, model)
     return Verdict(decision, p_answer, p_found, signals)
+
+
+def after_no(p_found: float, signals: Signals, model: GateModel | None = None) -> str:
+    """NOT_STATED when the paper asked about was found and is named, else ABSTAIN."""
+    model = model or load_model()
+    return NOT_STATED if p_found >= model.found_threshold and named(signals) else ABSTAIN

@@ -1,0 +1,157 @@
+"""Fit how the local model's P(YES) revises the gate (rag/answer/verdict.json).
+
+    python -m rag.eval.fit_verdict            # train -> coefficients, dev -> threshold
+
+1. Every question of `icml2024-train` and `icml2024-dev` runs through the pipeline's own search
+   and gate on the icml2024 corpus; for those the gate would answer, the local model is asked
+   exactly what `ask()` asks it (`compose.consult`: the answer's prompt ending in "Reply YES or
+   NO", one token, P(YES) from its log-probabilities). Rows are kept in `--rows` (a JSON-lines
+   file under RAG_HOME), so a rerun asks the model only about new questions.
+2. A two-feature L2-regularised logistic regression, [logit P(answerable), logit P(YES)], is
+   fitted on the train rows, labelled by the question's `answerable`.
+3. On dev, the threshold is the one with the highest abstention recall over all gated dev
+   questions (those the gate already turns away count as abstained) whose false abstention
+   stays at most `MAX_FALSE_ABSTENTION`.
+The test split is never read here: `RAG_GENERATOR=local rag eval --dataset icml2024-test`
+reports it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from .fit_answerability import MAX_FALSE_ABSTENTION, fit_logistic
+from .metrics.abstention import auroc
+
+
+def collect(dataset: str, settings, rows_file: Path, done: dict) -> list[dict]:
+    """One row per gated question of `dataset`: the gate's verdict, and the model's P(YES)
+    when the gate would answer (read from `done`, else asked and appended to `rows_file`)."""
+    from rag import compose, factory
+    from rag.retrieve.answerability import ANSWER
+    from rag.retrieve.search import search
+
+    from .datasets import load_dataset
+
+    data = load_dataset(dataset)
+    pipe = factory.pipeline(settings.replace(corpus=data.corpus, generator="local"))
+    rows = []
+    for i, q in enumerate(data.questions):
+        found = search(q.question, q.question, pipe.retriever, pipe.index, pipe.settings)
+        if found.skip_gate or not found.passages:  # answered without the gate, as in ask()
+            continue
+        whole = pipe.whole_papers(found.passages)
+        verdict = pipe.judge(found.query, whole)
+        row = {"id": q.id, "split": dataset, "answerable": q.answerable,
+               "gate": verdict.decision, "p_gate": verdict.answerable, "p_yes": None}
+        if verdict.decision == ANSWER:
+            key = f"{q.id}\t{q.question}"
+            if key not in done:
+                t0 = time.perf_counter()
+                yes = pipe.generator().verdict(q.question, compose.shown(pipe, whole), ())
+                done[key] = {"p_yes": yes, "seconds": round(time.perf_counter() - t0, 2)}
+                with rows_file.open("a", encoding="utf-8") as f:
+                    f.write(json.dumps({"key": key, **done[key]}) + "\n")
+                print(f"  {dataset} {i + 1}/{len(data.questions)} {q.id}: P(YES) "
+                      f"{yes if yes is None else round(yes, 3)} "
+                      f"({done[key]['seconds']} s)", file=sys.stderr, flush=True)
+            row["p_yes"] = done[key]["p_yes"]
+        rows.append(row)
+    return rows
+
+
+def choose(combined: list[float | None], answerable: list[bool]) -> tuple[float, float, float]:
+    """(threshold, abstention recall, false abstention): a question abstains when the gate
+    turned it away (None) or its combined probability is below the threshold."""
+    best = (0.0, -1.0, 0.0)
+    n_ok = max(sum(answerable), 1)
+    n_no = max(len(answerable) - sum(answerable), 1)
+    for t in sorted({0.0} | {p for p in combined if p is not None}):
+        out = [p is None or p < t for p in combined]
+        fa = sum(o and a for o, a in zip(out, answerable)) / n_ok
+        recall = sum(o and not a for o, a in zip(out, answerable)) / n_no
+        if fa <= MAX_FALSE_ABSTENTION and recall > best[1]:
+            best = (t, recall, fa)
+    return best
+
+
+def main(argv: list[str] | None = None) -> int:
+    from rag.answer.local import ALIAS
+    from rag.answer.verdict import MODEL_FILE, features
+    from rag.retrieve.answerability import Logistic
+    from rag.settings import Settings
+
+    parser = argparse.ArgumentParser(prog="python -m rag.eval.fit_verdict")
+    parser.add_argument("--train", default="icml2024-train")
+    parser.add_argument("--dev", default="icml2024-dev")
+    parser.add_argument("--rows", default="", help="JSON-lines cache of the model's replies")
+    parser.add_argument("--out", default=str(MODEL_FILE))
+    args = parser.parse_args(argv)
+    settings = Settings.load()
+    rows_file = Path(args.rows or settings.home_path / "fit-verdict-rows.jsonl")
+    rows_file.parent.mkdir(parents=True, exist_ok=True)
+    done = {}
+    if rows_file.is_file():
+        for line in rows_file.read_text(encoding="utf-8").splitlines():
+            d = json.loads(line)
+            done[d.pop("key")] = d
+    t0 = time.perf_counter()
+    train = collect(args.train, settings, rows_file, done)
+    dev = collect(args.dev, settings, rows_file, done)
+
+    asked = [r for r in train if r["p_yes"] is not None]
+    X = np.array([features(r["p_gate"], r["p_yes"]) for r in asked])
+    combination = fit_logistic(X, np.array([r["answerable"] for r in asked], float))
+    model = Logistic.from_dict(combination)
+
+    def combined(r):
+        if r["gate"] != "answer":
+            return None
+        return r["p_gate"] if r["p_yes"] is None else model.probability(
+            features(r["p_gate"], r["p_yes"]))
+
+    ok = [bool(r["answerable"]) for r in dev]
+    threshold, recall, fa = choose([combined(r) for r in dev], ok)
+    gate_only = [r["gate"] != "answer" for r in dev]
+    passed = [r for r in dev if r["p_yes"] is not None]
+    report = {
+        "train_asked": len(asked), "dev_gated": len(dev), "dev_asked": len(passed),
+        "dev_auroc_p_yes": auroc([r["p_yes"] for r in passed], [r["answerable"] for r in passed]),
+        "dev_auroc_gate": auroc([r["p_gate"] for r in passed], [r["answerable"] for r in passed]),
+        "dev_auroc_combined": auroc([combined(r) for r in passed],
+                                    [r["answerable"] for r in passed]),
+        "dev_gate_abstention_recall": sum(g and not a for g, a in zip(gate_only, ok))
+        / max(len(ok) - sum(ok), 1),
+        "dev_gate_false_abstention": sum(g and a for g, a in zip(gate_only, ok)) / max(sum(ok), 1),
+        "dev_abstention_recall": recall, "dev_false_abstention": fa,
+        "seconds": round(time.perf_counter() - t0, 1)}
+    out = {"about": "Fitted by `python -m rag.eval.fit_verdict` (eval/fit_verdict.py): the "
+                    "combination on icml2024-train, the threshold on icml2024-dev; see "
+                    "rag/answer/verdict.py.",
+           "model": ALIAS, "features": ["logit_p_answerable", "logit_p_yes"],
+           "combination": combination, "threshold": threshold, "fit": report}
+    Path(args.out).write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")
+    json.dump(report, sys.stdout, indent=1)
+    print(f"\nwrote {args.out}")
+    return 0
+
+
+def run(argv: list[str] | None = None) -> int:
+    """`main` with the library's errors (no index, no local model) as one-line messages."""
+    from rag.errors import RagError
+
+    try:
+        return main(argv)
+    except RagError as exc:
+        print(f"fit_verdict: error: {exc}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(run())
