@@ -103,6 +103,8 @@ def score(record: dict[str, Any], question: Question, k: int) -> dict[str, float
     if question.type == "author" and answerable:  # every paper of the person, nothing else
         m["author_recall"] = len(cited & set(question.gold)) / len(question.gold)
         m["author_precision"] = len(cited & set(question.gold)) / len(cited) if cited else 0.0
+    if question.stress:  # the abstract lacks the number or name asked: any answer states one
+        m["stress_answered"] = float(not abstained)  # it does not have (read them: eval/README)
     if question.type == "title" and answerable:
         m["title_first"] = float(bool(ranked) and ranked[0] in gold)
     if record.get("judge") is not None:

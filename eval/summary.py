@@ -5,6 +5,8 @@ Which questions each number averages over, so a reader can tell what it means:
 - key-fact recall, cites-gold: answerable questions (an abstention scores 0 for key facts, and
   cites a gold paper only when it names it); gold citation precision: answered answerable
   questions. None of them reads the pipeline's own support check;
+- stress answered: the stress questions (a near miss asking for a number or name the abstract
+  lacks) that got an answer instead of an abstention; each is a candidate fact in the wrong role;
 - abstention precision/recall and false-abstention rate: all questions (see metrics.abstention);
 - latency: every question, per stage of `Answer.timings_ms` (retrieval only: ranking time).
 """
@@ -21,7 +23,7 @@ from .metrics.latency import stage_summary
 RETRIEVAL = ("recall@1", "recall@3", "recall@5", "recall@10", "recall@k", "hit@5", "hit@10",
              "mrr@10", "ndcg@10")
 ANSWERS = ("key_fact_recall", "gold_citation_precision", "cites_gold", "author_recall",
-           "author_precision", "title_first", "judge_correct")
+           "author_precision", "title_first", "stress_answered", "judge_correct")
 # The columns of the printed table and the Markdown report, with their short headers.
 HEADLINE = (("recall@5", "R@5"), ("recall@10", "R@10"), ("mrr@10", "MRR@10"),
             ("ndcg@10", "nDCG@10"), ("key_fact_recall", "KeyFact"),
@@ -29,7 +31,8 @@ HEADLINE = (("recall@5", "R@5"), ("recall@10", "R@10"), ("mrr@10", "MRR@10"),
             ("author_recall", "AuthR"), ("author_precision", "AuthP"),
             ("title_first", "Title@1"), ("list_noisy_gap", "NoisyGap"),
             ("abstention_precision", "AbstP"), ("abstention_recall", "AbstR"),
-            ("false_abstention_rate", "FalseAbst"), ("judge_correct", "Judge"),
+            ("false_abstention_rate", "FalseAbst"), ("stress_answered", "StressAns"),
+            ("judge_correct", "Judge"),
             ("latency_retrieve_p50", "ret p50 ms"), ("latency_total_p50", "p50 ms"),
             ("latency_total_p95", "p95 ms"))
 

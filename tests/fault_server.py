@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 import threading
 import time
@@ -56,12 +57,14 @@ def quote_first_passage(body: dict) -> str:
 class FaultServer:
     def __init__(self, plan: list[str] | None = None, default: str = "ok",
                  answer: Callable[[dict], str] | str = quote_first_passage,
-                 rewrite: str = "", models: tuple[str, ...] = (MODEL,)):
+                 rewrite: str = "", models: tuple[str, ...] = (MODEL,),
+                 yes: float | None = None):
         self.plan = list(plan or [])
         self.default = default
         self.answer = answer
         self.rewrite = rewrite  # reply to non-streamed requests when set (the query rewrite)
         self.models = models
+        self.yes = yes  # P(YES) given as the first token's log-probabilities, when asked for
         self.requests: list[dict] = []
         self.stop_event = threading.Event()
         self._lock = threading.Lock()
@@ -173,7 +176,10 @@ def _handler(server: FaultServer):
                 if behaviour == "stall":
                     server.stop_event.wait(60)
                     return
-                return self._json(200, completion(text, body.get("model")))
+                reply = completion(text, body.get("model"))
+                if body.get("logprobs") and server.yes is not None:
+                    reply["choices"][0]["logprobs"] = yes_no_logprobs(server.yes)
+                return self._json(200, reply)
             self._stream(text, behaviour, body.get("model"))
 
         def _raw(self, status: int, data: bytes) -> None:
@@ -223,6 +229,14 @@ def completion(text: str, model: str | None) -> dict:
             "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
                          "finish_reason": "stop"}],
             "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}}
+
+
+def yes_no_logprobs(yes: float) -> dict:
+    """The `logprobs` of a one-token reply: YES with probability `yes`, NO with the rest."""
+    top = [{"token": t, "logprob": math.log(max(p, 1e-12)), "bytes": None}
+           for t, p in (("YES", yes), ("NO", 1 - yes))]
+    best = max(top, key=lambda t: t["logprob"])
+    return {"content": [{**best, "top_logprobs": top}]}
 
 
 def hashed_vector(text: str, dim: int = 64) -> list[float]:
