@@ -58,13 +58,14 @@ class FaultServer:
     def __init__(self, plan: list[str] | None = None, default: str = "ok",
                  answer: Callable[[dict], str] | str = quote_first_passage,
                  rewrite: str = "", models: tuple[str, ...] = (MODEL,),
-                 yes: float | None = None):
+                 yes: float | None = None, delay: float = 0.0):
         self.plan = list(plan or [])
         self.default = default
         self.answer = answer
         self.rewrite = rewrite  # reply to non-streamed requests when set (the query rewrite)
         self.models = models
         self.yes = yes  # P(YES) given as the first token's log-probabilities, when asked for
+        self.delay = delay  # seconds before each streamed word: a slow model
         self.requests: list[dict] = []
         self.stop_event = threading.Event()
         self._lock = threading.Lock()
@@ -210,6 +211,7 @@ def _handler(server: FaultServer):
                         time.sleep(0.05)
                     # "drop": return without [DONE]; the connection closes
                     return
+                server.stop_event.wait(server.delay)
                 event(json.dumps(chunk({"content": word}, model)))
             event(json.dumps(chunk({}, model, finish="stop")))
             event("[DONE]")
