@@ -149,20 +149,25 @@ def main(argv: list[str] | None = None) -> int:
                       "icml2024-dev; see rag/retrieve/answerability.py.",
              "features": list(FEATURES), "answerable": answerable, "found": found,
              "answer_threshold": t_answer, "found_threshold": t_found, "fit": report}
-    Path(args.out).write_text(json.dumps(model, indent=1) + "\n", encoding="utf-8")
+    return write(args.out, model, report)
+
+
+def write(out: str, model: dict, report: dict) -> int:
+    """Save a fitted `model` to `out` and print its `report`."""
+    Path(out).write_text(json.dumps(model, indent=1) + "\n", encoding="utf-8")
     json.dump(report, sys.stdout, indent=1)
-    print(f"\nwrote {args.out}")
+    print(f"\nwrote {out}")
     return 0
 
 
-def run(argv: list[str] | None = None) -> int:
-    """`main` with the library's errors (no index, no dataset) as one-line messages."""
+def run(main=None, prog: str = "fit_answerability", argv: list[str] | None = None) -> int:
+    """`main(argv)` with the library's errors (no index, no model) as one-line messages."""
     from rag.errors import RagError
 
     try:
-        return main(argv)
+        return (main or globals()["main"])(argv)
     except RagError as exc:
-        print(f"fit_answerability: error: {exc}", file=sys.stderr)
+        print(f"{prog}: error: {exc}", file=sys.stderr)
         return 1
 
 

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .fit_answerability import MAX_FALSE_ABSTENTION, fit_logistic
+from .fit_answerability import MAX_FALSE_ABSTENTION, fit_logistic, run, write
 from .metrics.abstention import auroc
 
 
@@ -136,22 +136,8 @@ def main(argv: list[str] | None = None) -> int:
                     "rag/answer/verdict.py.",
            "model": ALIAS, "features": ["logit_p_answerable", "logit_p_yes"],
            "combination": combination, "threshold": threshold, "fit": report}
-    Path(args.out).write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")
-    json.dump(report, sys.stdout, indent=1)
-    print(f"\nwrote {args.out}")
-    return 0
-
-
-def run(argv: list[str] | None = None) -> int:
-    """`main` with the library's errors (no index, no local model) as one-line messages."""
-    from rag.errors import RagError
-
-    try:
-        return main(argv)
-    except RagError as exc:
-        print(f"fit_verdict: error: {exc}", file=sys.stderr)
-        return 1
+    return write(args.out, out, report)
 
 
 if __name__ == "__main__":
-    raise SystemExit(run())
+    raise SystemExit(run(main, "fit_verdict"))
