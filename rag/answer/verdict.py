@@ -9,15 +9,19 @@ ending with "Do these abstracts state the answer...? Reply YES or NO." instead o
 generates one token, and P(YES) = p(yes) / (p(yes) + p(no)) over the spellings of the two words
 among its likeliest first tokens (`ChatClient.first_token`).
 
-That probability and the gate's P(answerable) are combined by a two-feature logistic regression
-on their logits, fitted for one model (`verdict.json`: the model's name, coefficients, threshold)
-by `python -m rag.eval.fit_verdict`: coefficients on the question bank's train split, the
+That probability and the gate's P(answerable) are combined by a logistic regression on their
+logits, fitted for one model (`verdict.json`: the model's name, coefficients, threshold) by
+`python -m rag.eval.fit_verdict`: coefficients on the question bank's train split, the
 threshold on its dev split (the most abstentions with at most 5% of answerable dev questions
-abstained on). A model without a fitted combination (any `openai` model) keeps the gate alone,
-as does a question whose reply had neither word among its likeliest tokens.
+abstained on). The fitted file for the local 1.5B model reads P(YES) alone (the gate's
+coefficient is 0: on dev, among the questions the gate lets through, P(YES) separated better,
+AUROC 0.83 against 0.67), and vetoes below P(answer) 0.495. A model without a fitted
+combination (any `openai` model) keeps the gate alone, as does a question whose reply had
+neither word among its likeliest tokens.
 
-Example: "What perplexity does the Genie paper report?" -> gate P(answerable) 0.45 (answers),
-P(YES) 0.08 -> combined 0.12 < threshold -> "The abstract of *Genie* [1] does not state...".
+Example: the gate would answer "What perplexity does the paper report?"; the model's P(YES) is
+0.57 -> P(answer) 0.40 < 0.495 (about P(YES) 0.63) -> "The abstract of *X* [1] does not
+state..." (or a plain abstention when the question does not name the paper).
 """
 
 from __future__ import annotations
