@@ -107,6 +107,7 @@ def run(report: Report, model: str = "1.5b", n: int = 30, home: Path | None = No
     import rag
     from rag.answer import local
     from rag.settings import Settings
+    from rag.eval.metrics.answers import key_fact_recall
     from rag.types import Answer
 
     home = home or BENCH_HOME
@@ -130,6 +131,9 @@ def run(report: Report, model: str = "1.5b", n: int = 30, home: Path | None = No
         rows.append({"id": q["id"], "answerable": q["answerable"], "model": "first_token" in t,
                      "first_token": t.get("first_token"), "total": t["total"],
                      "abstained": answer.abstained, "fallback": fell_back,
+                     "key_facts": key_fact_recall("" if answer.abstained else answer.text,
+                                                  q.get("key_facts") or []),
+                     "support": answer.support_rate,
                      "generator": answer.generator, "load": os.getloadavg()[0]})
         print(f"  {q['id']}: {json.dumps(rows[-1])}", flush=True)
         if sum(r["model"] for r in rows) >= n:
@@ -141,6 +145,8 @@ def run(report: Report, model: str = "1.5b", n: int = 30, home: Path | None = No
     answered = sum(1 for r in ran if not r["abstained"] and not r["fallback"])
     abstained = sum(1 for r in ran if r["abstained"])
     fallback = sum(1 for r in ran if r["fallback"])
+    facts = [r["key_facts"] for r in ran if r["key_facts"] is not None]
+    support = [r["support"] for r in ran if not r["abstained"] and not r["fallback"]]
     sizes = prompt_sizes(settings, [q["question"] for q in questions[1:len(rows) + 1]])
     note = f"{len(ran)} questions reached the model; load average {min(load):.1f}-{max(load):.1f}"
     report.add(Row("local", f"{model}: first token p50", first, "ms", goal=GOALS["first_token"],
@@ -149,6 +155,12 @@ def run(report: Report, model: str = "1.5b", n: int = 30, home: Path | None = No
                    note=note),
                Row("local", f"{model}: answered / abstained / fell back", answered, "answers",
                    note=f"{abstained} abstained, {fallback} fell back, of {len(ran)}"),
+               Row("local", f"{model}: key-fact recall", statistics.fmean(facts) if facts else 0.0,
+                   "share", note=f"key facts found in the answer shown (an abstention scores 0, a "
+                   f"fallback its extractive answer), {len(facts)} answerable questions"),
+               Row("local", f"{model}: support rate of its answers",
+                   statistics.fmean(support) if support else 0.0, "share",
+                   note=f"cited sentences the support check backs, {len(support)} answers"),
                Row("local", "prompt: evidence (5 papers) vs whole abstracts (3)",
                    sizes["evidence"], "tokens", ref=sizes["whole_3"], ref_name="whole, 3 papers",
                    ratio=sizes["evidence"] / sizes["whole_3"],

@@ -127,9 +127,9 @@ class Pipeline:
         query, passages = found.query, found.passages
         whole = [] if found.by_metadata else self.whole_papers(passages)  # gate and generator
         verdict = None if found.skip_gate else self.judge(query, whole)
+        t1 = time.perf_counter()  # the model's veto counts as generation
         if verdict is not None and llm is not None:  # the LLM's P(YES) may veto an answer
             verdict = compose.consult(self, text, whole, turns, verdict, timings)
-        t1 = time.perf_counter()
         score = verdict.answerable if verdict else relevance(passages)
         if found.by_metadata:  # a person's papers, from the author index
             answer = metadata_answer(text, found, self.reader()[0], notices)
