@@ -296,17 +296,25 @@ def test_a_machine_killed_at_random_points_while_rebuilding_loses_nothing(server
     pid = upload(a, tmp_path)
     env = {**env_for(b.home_path, server.url), "RAG_LEASE_SECONDS": "1"}
     rng, cut = random.Random(15), 0
-    for delay in [rng.uniform(0.0, 2.0) for _ in range(3)]:
+    pending = lambda: list(b.home_path.glob("indexes/*/*/rebuild-pending.json"))  # noqa: E731
+    # Twice at a random point inside the rebuild (once it has saved what it is about to drop:
+    # it takes a second or two, so a fixed delay often missed it), once at any point.
+    for inside, delay in ((True, rng.uniform(0.0, 0.5)), (False, rng.uniform(0.0, 2.0)),
+                          (True, rng.uniform(0.0, 0.5))):
         proc = subprocess.Popen([sys.executable, "-c", RACER], env=env, stdin=subprocess.PIPE,
                                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         assert proc.stdout.readline().strip() == "ready"
         proc.stdin.write("go\n")
         proc.stdin.flush()
+        started = time.monotonic()
+        while inside and not pending() and proc.poll() is None and \
+                time.monotonic() - started < 60:
+            time.sleep(0.01)
         time.sleep(delay)
         proc.kill()
         proc.wait(30)
         time.sleep(1.2)  # its lease runs out
-        cut += bool(list(b.home_path.glob("indexes/*/*/rebuild-pending.json")))
+        cut += bool(pending())
     assert cut  # killed in the middle of a rebuild at least once
     report = rag.index_corpus("seeds", b)
     assert report.papers == 91, report.summary()

@@ -7,16 +7,13 @@ documents users uploaded to the corpus are kept (`sources.py`: only `rag remove`
 The snapshot (chunk table + BM25, `snapshot.py`) is derived from Chroma's contents and tagged
 with the collection's `generation`; any process that finds it stale rebuilds it from the store,
 which is also how several `rag serve` processes share one Chroma server. A manifest beside the
-snapshot records the last complete run, so an unchanged corpus skips the diff. Before anything
+snapshot records the last complete run (`manifest.py`), so an unchanged corpus skips the diff. Before anything
 is embedded, each chunk's text is looked up in the shipped embedding cache (`cache.py`): only
 the misses go to the model, so the shipped corpora index without embedding anything.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-import os
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -33,6 +30,7 @@ from ..types import Chunk, Paper
 from .cache import EmbeddingCache, shipped
 from .collection import Collection
 from .locks import SpaceReserve, guarded, writer_lock
+from .manifest import fingerprint, unchanged, write_manifest
 from .naming import collection_name, index_dir
 from .opened import Index
 from .schema import SCHEMA, check_embedder, chunk_meta, indexed_text, paper_hash
@@ -114,8 +112,8 @@ def build_index(settings: Settings, embedder: Embedder, store: Store | None = No
         wanted.update({p.id: (p, paper_hash(p, settings)) for p in uploads if p.id in new_uploads})
         tombstones = removed - asked  # an upload removed, then added again, is back
         index = Index(settings, embedder, col, name)
-        fingerprint = _fingerprint(wanted)
-        manifest = _unchanged(index, fingerprint)
+        digest = fingerprint(wanted)
+        manifest = unchanged(index, digest)
         if manifest is not None:
             todo, stale = [], []  # nothing written since the last complete run: skip the diff
             report.uploads = int(manifest.get("uploads", 0))
@@ -123,12 +121,13 @@ def build_index(settings: Settings, embedder: Embedder, store: Store | None = No
             todo, stale = diff(col, wanted, report, loaded.extra)
         if stale or todo or col.meta.get("generation", "").startswith("dirty") \
                 or "generation" not in col.meta or tombstones != held:
-            # New chunks are written before old ones are deleted, so an index whose update
-            # stopped half-way (killed, disk full) still answers from what it held before;
-            # "dirty" tells readers not to cache a snapshot of it, and the next run finishes it.
+            # New chunks are written before old ones are deleted, each paper's in one batch, so
+            # the store always holds one complete version of every paper and an index whose
+            # update stopped half-way (killed, disk full) still answers; "dirty" tells readers
+            # to keep answering from the last complete generation, and the next run finishes it.
             reserve = SpaceReserve(settings.home_path, store)
             try:
-                col.set_meta(generation=f"dirty-{uuid.uuid4().hex}")
+                col.mark_dirty()
                 rows = _chunk_rows(todo, settings, new_uploads)
                 if cache is True:
                     cache = shipped(embedder.name)
@@ -149,35 +148,11 @@ def build_index(settings: Settings, embedder: Embedder, store: Store | None = No
         index.ensure_snapshot()  # build the BM25 side now, not on the first question
         clear_pending(folder)
         try:
-            _write_manifest(index, corpus, report, fingerprint)
+            write_manifest(index, corpus, report, digest)
         except OSError:
             pass  # the manifest is informative only; Chroma's metadata is what is checked
     report.seconds = time.perf_counter() - t0
     return report
-
-
-def _fingerprint(wanted: dict[str, tuple[Paper, str]]) -> str:
-    """One hash of every paper's id and content hash (which covers the chunk settings)."""
-    h = hashlib.sha1()
-    for pid in sorted(wanted):
-        h.update(f"{pid}\0{wanted[pid][1]}\n".encode())
-    return h.hexdigest()
-
-
-def _unchanged(index: "Index", fingerprint: str) -> dict | None:
-    """Whether the collection is exactly what the last complete run of this corpus wrote: the
-    same corpus fingerprint, and Chroma still at the generation (and count) recorded then.
-    Every write changes the generation, so Chroma stays the judge; only the full scan of its
-    metadata (seconds for 50,000 chunks) is skipped. The manifest if so, else None."""
-    try:
-        manifest = json.loads((index.dir / "manifest.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    gen = index.generation
-    same = (isinstance(manifest, dict) and manifest.get("fingerprint") == fingerprint
-            and bool(gen) and not gen.startswith("dirty") and manifest.get("generation") == gen
-            and manifest.get("chunks") == index.collection.count())
-    return manifest if same else None
 
 
 def _chunk_rows(todo: list[tuple[Paper, str]], settings: Settings, uploads: set[str]
@@ -202,41 +177,46 @@ def _embed_and_add(col: Collection, embedder: Embedder, rows: list[tuple[Chunk, 
         found = {cid: v for cid, v in zip(texts, cache.lookup(list(texts.values())))
                  if v is not None}
     # Length-sorted batches cut padding in the model; each batch is stored as soon as it is
-    # embedded, so an interrupted run keeps its work and the next run finishes the rest.
+    # embedded, so an interrupted run keeps its work and the next run finishes the rest. A
+    # paper's chunks are stored in one call (`_batches`; a paper the cache covers in part goes
+    # with the misses): a reader building its snapshot mid-update finds each paper whole.
     rows = sorted(rows, key=lambda r: len(texts[r[0].id]))
-    hits = [r for r in rows if r[0].id in found]
-    misses = [r for r in rows if r[0].id not in found]
+    partial = {c.paper_id for c, _ in rows if c.id not in found}
+    hits = [r for r in rows if r[0].paper_id not in partial]
+    misses = [r for r in rows if r[0].paper_id in partial]
     batch = max(settings.embed_batch_size, 1) * 4
-    done = 0
+    done = embedded = 0
     if progress:
         progress(0, len(rows))
     for part_rows, size in ((hits, 512), (misses, batch)):
-        for i in range(0, len(part_rows), size):
-            part = part_rows[i : i + size]
-            if part_rows is hits:
-                vectors = np.stack([found[c.id] for c, _ in part])
-            else:
-                vectors = embedder.embed([texts[c.id] for c, _ in part])
-            if vectors.shape != (len(part), embedder.dim):
-                raise EmbedderMismatchError(
-                    f"the embedder {embedder.name} returned vectors of shape {vectors.shape}, "
-                    f"expected (n, {embedder.dim})")
+        for part in _batches(part_rows, size):
+            new = [c for c, _ in part if c.id not in found]
+            if new:
+                fresh = embedder.embed([texts[c.id] for c in new])
+                if fresh.shape != (len(new), embedder.dim):
+                    raise EmbedderMismatchError(
+                        f"the embedder {embedder.name} returned vectors of shape {fresh.shape}, "
+                        f"expected (n, {embedder.dim})")
+                found.update(zip((c.id for c in new), fresh))
+                embedded += len(new)
+            vectors = np.stack([found[c.id] for c, _ in part])
             col.add([c.id for c, _ in part], vectors, [c.text for c, _ in part],
                     [m for _, m in part])
             done += len(part)
             if progress:
                 progress(done, len(rows))
-    return len(misses), len(hits)
+    return embedded, len(rows) - embedded
 
 
-def _write_manifest(index: Index, corpus: str, report: IndexReport, fingerprint: str) -> None:
-    index.dir.mkdir(parents=True, exist_ok=True)
-    manifest = {"schema": SCHEMA, "corpus": corpus, "collection": index.name,
-                "fingerprint": fingerprint,
-                "embedder": index.embedder.name, "dim": index.embedder.dim,
-                "chunk_tokens": index.settings.chunk_tokens,
-                "chunk_overlap": index.settings.chunk_overlap, "generation": index.generation,
-                "papers": report.papers, "uploads": report.uploads, "chunks": report.chunks, "updated": time.time()}
-    tmp = index.dir / f".manifest-{os.getpid()}.json"
-    tmp.write_text(json.dumps(manifest, indent=1))
-    os.replace(tmp, index.dir / "manifest.json")
+def _batches(rows: list[tuple[Chunk, dict]], size: int) -> list[list[tuple[Chunk, dict]]]:
+    """`rows` cut into batches of about `size`, in order, never splitting a paper's chunks (a
+    paper is moved whole to the batch where its first chunk falls)."""
+    by_paper: dict[str, list[tuple[Chunk, dict]]] = {}
+    for r in rows:
+        by_paper.setdefault(r[0].paper_id, []).append(r)
+    out: list[list[tuple[Chunk, dict]]] = [[]]
+    for group in by_paper.values():
+        if len(out[-1]) >= size:
+            out.append([])
+        out[-1] += group
+    return [b for b in out if b]

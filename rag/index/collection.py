@@ -3,12 +3,14 @@ pages and batches. Every chromadb failure becomes a RagError (`store_errors.py`)
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
 import numpy as np
 
+from ..errors import RagError
 from .store_errors import PASS_THROUGH, unavailable
 
 
@@ -23,11 +25,12 @@ class Hit:
 class Collection:
     """One Chroma collection: chunks with their vectors, text and metadata."""
 
-    def __init__(self, col, url: str, client=None, path: Path | None = None):
+    def __init__(self, col, url: str, client=None, path: Path | None = None, reopen=None):
         self._col = col
         self._url = url
         self._client = client
         self._path = path
+        self._reopen = reopen  # embedded: Store.reopen, to see other processes' writes
 
     def _call(self, fn, *args, **kw):
         try:
@@ -46,14 +49,29 @@ class Collection:
         """Fetch the collection again: chromadb keeps the metadata it got when the collection was
         opened, so a change made by another process (a `rag index` writing to the same Chroma
         server) is only seen after this."""
-        if self._client is not None:
-            self._col = self._call(self._client.get_collection, self._col.name,
-                                   embedding_function=None)
+        if self._client is None:
+            return
+        gen = self.meta.get("generation")
+        col = self._call(self._client.get_collection, self._col.name, embedding_function=None)
+        if self._reopen is not None and (col.metadata or {}).get("generation") != gen:
+            # Another process wrote to the embedded store: its vectors are only seen by a
+            # client opened again (the metadata above is read from SQLite, always current).
+            self._client = self._call(self._reopen, self._client)
+            col = self._call(self._client.get_collection, self._col.name,
+                             embedding_function=None)
+        self._col = col
 
     def set_meta(self, **changes: Any) -> None:
         meta = {k: v for k, v in self.meta.items() if not k.startswith("hnsw:")}
         meta.update(changes)
         self._call(self._col.modify, metadata=meta)
+
+    def mark_dirty(self) -> None:
+        """Tell readers a write is under way: a "dirty" generation, and `clean`, the last
+        complete generation, which they keep answering from until the write is done."""
+        gen = str(self.meta.get("generation", ""))
+        clean = gen if gen and not gen.startswith("dirty") else str(self.meta.get("clean", ""))
+        self.set_meta(generation=f"dirty-{uuid.uuid4().hex}", clean=clean)
 
     def count(self) -> int:
         return self._call(self._col.count)
@@ -116,7 +134,17 @@ class Collection:
     def vectors(self, ids: list[str]) -> dict[str, np.ndarray]:
         if not ids:
             return {}
-        res = self._call(self._col.get, ids=ids, include=["embeddings"])
+        try:
+            res = self._call(self._col.get, ids=ids, include=["embeddings"])
+        except RagError:
+            if self._reopen is None:
+                raise
+            # Embedded: ids another process added since this client loaded its vectors
+            # ("Error finding id"): opened again, it knows them.
+            self._client = self._call(self._reopen, self._client)
+            self._col = self._call(self._client.get_collection, self._col.name,
+                                   embedding_function=None)
+            res = self._call(self._col.get, ids=ids, include=["embeddings"])
         return {i: np.asarray(e, dtype=np.float32) for i, e in zip(res["ids"], res["embeddings"])}
 
     def query(self, vector: np.ndarray, n: int, where: dict | None = None) -> list[Hit]:

@@ -7,8 +7,11 @@ several machines sharing one server are kept apart too."""
 from __future__ import annotations
 
 import errno
+import json
 import os
 import shutil
+import socket
+import time
 from pathlib import Path
 from typing import Callable
 
@@ -18,7 +21,9 @@ from .store import Store, store_for
 
 
 class WriteLock:
-    """An exclusive lock on the data directory, failing fast with a clear message."""
+    """An exclusive lock on the data directory, failing fast with a clear message naming the
+    holder (host:pid) and since when, which the holder writes beside the lock file. The system
+    drops the lock of a killed process; its note is overwritten by the next holder."""
 
     def __init__(self, home: Path):
         from filelock import FileLock
@@ -26,6 +31,7 @@ class WriteLock:
         home.mkdir(parents=True, exist_ok=True)
         self._lock = FileLock(str(home / "index.lock"))
         self._home = home
+        self._note = home / "index.lock.owner"
 
     def __enter__(self):
         from filelock import Timeout
@@ -33,11 +39,30 @@ class WriteLock:
         try:
             self._lock.acquire(timeout=0)
         except Timeout:
-            raise IndexLockedError(f"another `rag index` is writing {self._home}; wait for it to "
-                                   f"finish, then run the command again") from None
+            raise IndexLockedError(f"another `rag index` {self._holder()}is writing "
+                                   f"{self._home}; wait for it to finish, then run the command "
+                                   f"again") from None
+        try:
+            self._note.write_text(json.dumps({"owner": f"{socket.gethostname()}:{os.getpid()}",
+                                              "since": time.time()}), encoding="utf-8")
+        except OSError:
+            pass  # the note only names the holder in the message of a second writer
         return self
 
+    def _holder(self) -> str:
+        """"(host:pid, since ... UTC) " from the holder's note (which a holder that took the
+        lock a moment ago may still be writing: waited for up to a second), or ""."""
+        for _ in range(20):
+            try:
+                note = json.loads(self._note.read_text(encoding="utf-8"))
+                when = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(float(note["since"])))
+                return f"({note['owner']}, since {when}) "
+            except (OSError, ValueError, KeyError, TypeError):
+                time.sleep(0.05)
+        return ""
+
     def __exit__(self, *exc):
+        self._note.unlink(missing_ok=True)
         self._lock.release()
 
     def check(self) -> None:

@@ -2,7 +2,9 @@
 
 `open_index` finds the collection of a corpus and embedder, or says how to build it;
 `Index.snapshot()` is the chunk table and BM25 index of the collection's current generation,
-fetched again when another process changed the collection (through a Chroma server).
+fetched again when another process changed the collection (through a Chroma server), and
+`Index.query()` the dense side seen through it: while another process writes, a question gets
+the old or the new version of each paper, never chunks of both.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from ..ingest import corpus as corpus_mod
 from ..models.embedders import Embedder
 from ..settings import Settings
 from ..types import Paper
-from .collection import Collection
+from .collection import Collection, Hit
 from .locks import writer_running
 from .naming import collection_name, index_dir
 from .schema import check_embedder
@@ -48,15 +50,33 @@ class Index:
         return self.generation.startswith("dirty") and not writer_running(self.settings)
 
     def snapshot(self) -> Snapshot:
-        """The chunk table and BM25 index of the current generation, loaded or rebuilt."""
+        """The chunk table and BM25 index of the current generation, loaded or rebuilt.
+
+        While a writer is at work (a "dirty" generation), the snapshot of the last complete
+        generation (`clean`) if this process holds it or finds it saved, else one built from
+        the store with one complete version of each paper: never a mix of two versions."""
         gen = self.generation
         if self._snap is not None and self._snap.generation == gen:
             return self._snap
+        if gen.startswith("dirty"):
+            clean = str(self.collection.meta.get("clean", ""))
+            if clean and self._snap is not None and self._snap.generation == clean:
+                return self._snap
+            snap = load_snapshot(self.dir, clean) if clean else None
+            if snap is not None:
+                self._snap = snap
+                return snap
         snap = load_snapshot(self.dir, gen)
         if snap is None:
             snap = build_snapshot(self.collection, gen, self.dir)
         self._snap = snap
         return snap
+
+    def query(self, vector, n: int, where: dict | None = None) -> list[Hit]:
+        """The store's `n` nearest chunks, seen through the snapshot (`Snapshot.consistent`):
+        the same version of each paper as the BM25 side and the whole-paper view."""
+        snap = self.snapshot()
+        return snap.consistent(self.collection.query(vector, n, where))
 
     def ensure_snapshot(self) -> None:
         """Make sure the snapshot of the current generation is on disk (loading it if not)."""

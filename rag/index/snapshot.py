@@ -4,7 +4,8 @@ A `Snapshot` holds every chunk of a collection (in a fixed order) with its BM25 
 with the collection's `generation` (a value every write changes). It is saved under
 `index_dir/snapshot-<generation>/` (chunks.json, bm25/), so a new process only loads it, and
 rebuilt from the store when the generation moved, the saved copy is damaged or was indexed
-with another `EMBED_FORMAT`. BM25 indexes `indexed_text` (title and chunk, as embedded); the
+with another `EMBED_FORMAT`. Built from the store, it keeps one complete version of each paper
+(`whole_versions`), so a snapshot taken while another process writes mixes no versions. BM25 indexes `indexed_text` (title and chunk, as embedded); the
 chunk table keeps the chunk text alone, which every offset refers to.
 """
 
@@ -40,6 +41,28 @@ class Snapshot:
     metas: list[dict]
     bm25: BM25
     _by_paper: dict[str, list[int]] | None = field(default=None, repr=False, compare=False)
+    _rows: dict[str, int] | None = field(default=None, repr=False, compare=False)
+
+    def row(self, chunk_id: str) -> int | None:
+        if self._rows is None:
+            self._rows = {cid: i for i, cid in enumerate(self.ids)}
+        return self._rows.get(chunk_id)
+
+    def consistent(self, hits: list) -> list:
+        """Hits of a query to the store (`Collection.query`), seen through this snapshot, so
+        that a question asked while another process writes gets one version of each paper:
+        a chunk the snapshot lacks is dropped, one the store holds in another version of its
+        paper is given the snapshot's text and metadata (its similarity, of the other
+        version's vector, is kept)."""
+        out = []
+        for h in hits:
+            i = self.row(h.id)
+            if i is None:
+                continue
+            if self.metas[i].get("paper_hash") != h.meta.get("paper_hash"):
+                h = replace(h, text=self.texts[i], meta=self.metas[i])
+            out.append(h)
+        return out
 
     def passage(self, i: int, score: float) -> Passage:
         return passage_from(self.ids[i], self.texts[i], self.metas[i], score)
@@ -108,7 +131,7 @@ def load_snapshot(folder: Path, generation: str) -> Snapshot | None:
 def build_snapshot(collection: Collection, generation: str, folder: Path) -> Snapshot:
     """The snapshot rebuilt from every chunk in the store; saved unless the index is being
     written (a "dirty" generation)."""
-    rows = sorted(collection.iter_all(include=("documents", "metadatas")), key=lambda r: r[0])
+    rows = whole_versions(collection.iter_all(include=("documents", "metadatas")))
     ids = [r[0] for r in rows]
     texts = [r[1] or "" for r in rows]
     metas = [r[2] for r in rows]
@@ -117,6 +140,28 @@ def build_snapshot(collection: Collection, generation: str, folder: Path) -> Sna
     if generation and not generation.startswith("dirty"):
         save_snapshot(snap, folder)
     return snap
+
+
+def whole_versions(rows) -> list[tuple]:
+    """The store's rows (id, document, metadata, ...), sorted by id, keeping of each paper only
+    a complete version: chunks of one content hash that are exactly `paper_id#0 .. #n-1`. Left
+    out: chunks of a version being replaced or removed (a writer stopped or still at work),
+    and a paper none of whose versions is complete (an interrupted upload).
+
+    Example: P#0 and P#1 of hash h2 (n_chunks 2) and P#2 of hash h1 (n_chunks 3) -> P#0, P#1."""
+    by_paper: dict[str, dict[str, list[tuple]]] = {}
+    for r in rows:
+        meta = r[2]
+        by_paper.setdefault(meta.get("paper_id", r[0]), {}).setdefault(
+            meta.get("paper_hash", ""), []).append(r)
+    kept = []
+    for pid, versions in by_paper.items():
+        for group in versions.values():
+            n = int(group[0][2].get("n_chunks", -1))
+            if {r[0] for r in group} == {f"{pid}#{i}" for i in range(n)} and len(group) == n:
+                kept += group
+                break
+    return sorted(kept, key=lambda r: r[0])
 
 
 def save_snapshot(snap: Snapshot, folder: Path) -> None:

@@ -190,7 +190,7 @@ def remove_upload(col: Collection, paper_id: str, corpus: str,
         raise InputError(f"{paper_id!r} is a paper of corpus {corpus!r}, not an uploaded "
                          f"document; only uploaded documents can be removed")
     col.refresh()
-    col.set_meta(generation=f"dirty-{uuid.uuid4().hex}")  # readers: do not cache this state
+    col.mark_dirty()  # readers: keep answering from the last complete generation
     col.delete([cid for cid, _ in found])
     col.set_meta(generation=uuid.uuid4().hex, updated=time.time(),
                  **tombstone_meta(removed_uploads(col) | {paper_id}))

@@ -107,7 +107,18 @@ class Store:
                 raise
             op = f"{'opening' if create_meta is None else 'creating'} collection {name!r}"
             raise store_error(exc, self.url, self.path, op) from None
-        return Collection(col, self.url, client, self.path)
+        return Collection(col, self.url, client, self.path, reopen=None if self.url else self.reopen)
+
+    def reopen(self, stale) -> Any:
+        """A new embedded client in place of `stale` (unless another caller already replaced
+        it): a process's embedded Chroma keeps the vectors it loaded, so what another process
+        wrote to the same data directory is only seen through a client opened again. The old
+        client is left to the threads still using it."""
+        with self._lock:
+            if self._client is stale or self._client is None:
+                _forget_system(self.path)
+                self._client = self._connect()
+            return self._client
 
     def set_aside(self) -> Path:
         """Move a damaged embedded store out of the way (kept for inspection, not deleted), so

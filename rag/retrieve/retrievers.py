@@ -90,7 +90,7 @@ class DenseRetriever(_Base):
     name = "dense"
 
     def _candidates(self, query, n, filters):
-        hits = self.index.collection.query(self.query_vector(query), n, _where(filters))
+        hits = self.index.query(self.query_vector(query), n, _where(filters))
         out = []
         for h in hits:
             p = passage_from(h.id, h.text, h.meta, h.similarity)
