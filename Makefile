@@ -65,6 +65,8 @@ test: install-test install-server install-local chromium
 bench: install-test
 	$(PY) -m rag.bench.run $(BENCH_ARGS)
 
+# make load LOAD_ARGS=--shared: two `rag serve` processes sharing one `chroma run` server (all
+# on 127.0.0.1, free ports) under load while a third process adds, re-indexes and removes.
 load: install-test
 	$(PY) -m rag.bench.load $(LOAD_ARGS)
 

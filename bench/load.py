@@ -9,6 +9,7 @@ every request gives up after `--request-timeout`. Only 127.0.0.1 is ever contact
     python -m rag.bench.load                        # seeds corpus, extractive answers
     python -m rag.bench.load --corpus icml2024 --clients 50 --questions 1000
     python -m rag.bench.load --inprocess            # a thread pool calling rag.ask, no server
+    python -m rag.bench.load --shared               # 2 rag serve on one chroma run, a writer
 """
 
 from __future__ import annotations
@@ -37,6 +38,11 @@ def parse(argv=None) -> argparse.Namespace:
                    help="RAG_UI_CONCURRENCY for the server (default: its setting)")
     p.add_argument("--inprocess", action="store_true",
                    help="call rag.ask from a thread pool instead of a server")
+    p.add_argument("--shared", action="store_true",
+                   help="two rag serve processes on one chroma run server while a third "
+                        "process writes (load_shared.py)")
+    p.add_argument("--keep", action="store_true",
+                   help="--shared: keep its data directories (printed)")
     return p.parse_args(argv)
 
 
@@ -118,8 +124,10 @@ def main(argv=None) -> int:
     from .ingest import ensure_bench_index
     from .startup import free_port, start_serve
 
-    ensure_bench_index(args.corpus)
     sent = workload(args.questions)
+    if args.shared:
+        return shared(args, sent)
+    ensure_bench_index(args.corpus)
     proc, pid = None, os.getpid()
     if args.inprocess:
         make = inprocess_ask(args.corpus)
@@ -171,6 +179,18 @@ def main(argv=None) -> int:
     ok = not errors and not mismatched and result["memory_ok"] and \
         result["not_sent_before_deadline"] == 0
     return 0 if ok else 1
+
+
+def shared(args, sent: list[str]) -> int:
+    from . import load_shared
+
+    result = load_shared.run(args, sent)
+    out = load_shared.report(result, args)
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    path = RESULTS / f"load-shared-{time.strftime('%Y%m%d-%H%M%S')}.json"
+    path.write_text(json.dumps(out, indent=1))
+    print(f"saved {path}" + (f"; data kept in {result['work']}" if args.keep else ""))
+    return 0 if load_shared.ok(out) else 1
 
 
 if __name__ == "__main__":
