@@ -10,7 +10,8 @@ loads one GGUF with one backend and answers the same fixed prompts with both, on
 
 Prompts (`--prompts N`, at most 10): a constant system prompt plus a user message of two whole
 ICML 2024 abstracts from seeds/icml2024.jsonl (the first consecutive pairs, in file order, of
-240-290 words together, about 350-450 tokens) and a question; nothing is imported from `rag`.
+240-290 words together) and a question: 449-572 prompt tokens with the system prompt and the
+chat template (Qwen2.5). Nothing is imported from `rag`.
 Settings are the same for both: n_ctx 4096 (one sequence), `--threads` for prompt and
 generation, n_batch 2048 / n_ubatch 512 (the server's defaults), flash attention on,
 temperature 0, `--max-tokens` (64) generated, and no prefix reuse between prompts (xllamacpp:
