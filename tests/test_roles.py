@@ -37,6 +37,10 @@ def _evidence(poster: str) -> str:
 
 IN_ROLE, OUT = True, False
 CASES = [
+    # MNIST-1D (33139): "its default training set size only 4000" (a local answer, test split)
+    ("33139", "The MNIST-1D test set size is 4000.", OUT),
+    ("33139", "The default training set size of MNIST-1D is 4000.", IN_ROLE),
+    ("33139", "MNIST-1D has 4000 training examples by default.", IN_ROLE),
     # EVEREST (33105): "over 16 nodes with 128 NVIDIA A100 GPUs ... a single machine with 8 GPUs"
     ("33105", "EVEREST pre-trains and fine-tunes on a single machine with 8 GPUs.", IN_ROLE),
     ("33105", "Masked video autoencoders use 16 nodes with 128 A100 GPUs.", IN_ROLE),

@@ -35,6 +35,9 @@ Transformers by up to 1.14 points (6.7%)" -> [].
 Example: "APT reaches 40% accuracy." citing "with 40% parameters left" -> ['40%'].
 Example: "SIFT trains the model on 12 GPUs." citing "a 110M parameter 12 layer BERT" -> ['12'].
 Example: "About 100x." citing "up to 100 times faster" -> [].
+Example: "The test set size is 4000." citing "its default training set size only 4000" ->
+['4000'] (`CONTRASTS`: train / test, input / output, encoder / decoder, pretraining /
+finetuning).
 """
 
 from __future__ import annotations
@@ -73,6 +76,17 @@ _COORD = frozenset("and or to even up".split())  # "90% or even 99% of them"
 MEASURES = frozenset(tokenize(
     "gpu gpus tpu tpus cpu cpus node machine core hour day minute second week layer head "
     "parameter token epoch step iteration qubit bit perplexity accuracy bleu"))
+# Words that exclude one another: a number the evidence gives for one is not in role for the
+# other ("its training set size only 4000" does not state "the test set size is 4000").
+CONTRASTS = tuple(frozenset(tokenize(words)) for words in (
+    "train test valid dev", "input output", "encoder decoder", "pretraining finetuning"))
+
+
+def _contrasted(window: set[str], evidence: set[str], sentence: set[str]) -> bool:
+    """The claim's role words hold one side of a `CONTRASTS` pair, the evidence's role words
+    another, and the evidence sentence nowhere the claim's side."""
+    return any(window & group and evidence & group and not window & group & sentence
+               for group in CONTRASTS)
 
 def _lead(tokens: list[tuple], i: int) -> list[int]:
     """Positions of up to 3 nouns right after the number at `i`: "8 GPUs", "7% of its MACs",
@@ -156,6 +170,8 @@ def _in_role(claim: Occurrence, evidence: list[Occurrence]) -> bool:
             return True
         if measure and measure not in e_window:
             continue  # "a perplexity of 2 in training" / "a 2x speedup in training"
+        if _contrasted(window | lead, e_window | e_lead, e_sentence):
+            continue  # "the test set size is 4000" / "its training set size only 4000"
         if lead and e_lead and not lead & e_lead and not (lead & e_own or e_lead & own):
             continue  # "8 GPUs" / "8-layer MLP"
         if lead & MEASURES and not e_lead:  # "16 GPUs" / "(16, 32)-bit"; "99% of them"
