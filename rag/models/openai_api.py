@@ -163,13 +163,17 @@ class ChatClient:
     def _explain(self, exc: Exception) -> GeneratorError:
         return explain(exc, self.settings, self.model, base=self.base_url)
 
+    def _create(self, messages: Sequence[dict], max_tokens: int, temperature: float, **extra):
+        """One chat-completions request (a stream when `stream=True`), failures explained."""
+        client = self._client()
+        return request(self.settings, self.model, lambda: client.chat.completions.create(
+            model=self.model, messages=list(messages), max_tokens=max_tokens,
+            temperature=temperature, **extra), base=self.base_url)
+
     def stream(self, messages: Sequence[dict], max_tokens: int,
                temperature: float = 0.0) -> Iterator[str]:
         """The reply, piece by piece, as the server streams it."""
-        client = self._client()
-        stream = request(self.settings, self.model, lambda: client.chat.completions.create(
-            model=self.model, messages=list(messages), max_tokens=max_tokens,
-            temperature=temperature, stream=True), base=self.base_url)
+        stream = self._create(messages, max_tokens, temperature, stream=True)
         finished = False
         try:
             for chunk in stream:
@@ -190,10 +194,7 @@ class ChatClient:
     def complete(self, messages: Sequence[dict], max_tokens: int,
                  temperature: float = 0.0) -> str:
         """The whole reply of one non-streamed request."""
-        client = self._client()
-        reply = request(self.settings, self.model, lambda: client.chat.completions.create(
-            model=self.model, messages=list(messages), max_tokens=max_tokens,
-            temperature=temperature), base=self.base_url)
+        reply = self._create(messages, max_tokens, temperature)
         try:
             content = reply.choices[0].message.content
         except (AttributeError, IndexError, TypeError) as exc:
@@ -202,15 +203,11 @@ class ChatClient:
             raise self._explain(TypeError("content is not text"))
         return content or ""
 
-
     def first_token(self, messages: Sequence[dict], top: int = 10) -> dict[str, float]:
         """The probability of each of the `top` likeliest first tokens of the reply (one token
         generated, `logprobs` from the server), keyed by the token's text. Empty when the
         server does not return log-probabilities."""
-        client = self._client()
-        reply = request(self.settings, self.model, lambda: client.chat.completions.create(
-            model=self.model, messages=list(messages), max_tokens=1, temperature=0.0,
-            logprobs=True, top_logprobs=top), base=self.base_url)
+        reply = self._create(messages, 1, 0.0, logprobs=True, top_logprobs=top)
         try:
             content = (reply.choices[0].logprobs.content or [None])[0]
             if content is None:
