@@ -53,13 +53,17 @@ class Collection:
             return
         gen = self.meta.get("generation")
         col = self._call(self._client.get_collection, self._col.name, embedding_function=None)
+        self._col = col
         if self._reopen is not None and (col.metadata or {}).get("generation") != gen:
             # Another process wrote to the embedded store: its vectors are only seen by a
             # client opened again (the metadata above is read from SQLite, always current).
-            self._client = self._call(self._reopen, self._client)
-            col = self._call(self._client.get_collection, self._col.name,
-                             embedding_function=None)
-        self._col = col
+            self._reopened()
+
+    def _reopened(self) -> None:
+        """Open the embedded client again (`Store.reopen`) and the collection through it."""
+        self._client = self._call(self._reopen, self._client)
+        self._col = self._call(self._client.get_collection, self._col.name,
+                               embedding_function=None)
 
     def set_meta(self, **changes: Any) -> None:
         meta = {k: v for k, v in self.meta.items() if not k.startswith("hnsw:")}
@@ -120,7 +124,10 @@ class Collection:
 
     def records(self, ids: list[str]) -> list[tuple[str, dict]]:
         """(id, metadata) of those of `ids` the collection holds."""
-        res = self._call(self._col.get, ids=ids, include=["metadatas"])
+        return self._metadatas(ids=ids)
+
+    def _metadatas(self, **selection) -> list[tuple[str, dict]]:
+        res = self._call(self._col.get, include=["metadatas"], **selection)
         return [(cid, dict(m or {})) for cid, m in zip(res["ids"], res["metadatas"])]
 
     def update_meta(self, cid: str, meta: dict) -> None:
@@ -128,8 +135,7 @@ class Collection:
 
     def where(self, where: dict) -> list[tuple[str, dict]]:
         """(id, metadata) of every record whose metadata matches `where` (Chroma's filter)."""
-        res = self._call(self._col.get, where=where, include=["metadatas"])
-        return [(cid, dict(m or {})) for cid, m in zip(res["ids"], res["metadatas"])]
+        return self._metadatas(where=where)
 
     def vectors(self, ids: list[str]) -> dict[str, np.ndarray]:
         if not ids:
@@ -141,9 +147,7 @@ class Collection:
                 raise
             # Embedded: ids another process added since this client loaded its vectors
             # ("Error finding id"): opened again, it knows them.
-            self._client = self._call(self._reopen, self._client)
-            self._col = self._call(self._client.get_collection, self._col.name,
-                                   embedding_function=None)
+            self._reopened()
             res = self._call(self._col.get, ids=ids, include=["embeddings"])
         return {i: np.asarray(e, dtype=np.float32) for i, e in zip(res["ids"], res["embeddings"])}
 
