@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import time
 from typing import TYPE_CHECKING
 
 from ..types import Paper
+from .files import write_json
 from .schema import SCHEMA
 
 if TYPE_CHECKING:
@@ -51,7 +51,6 @@ def write_manifest(index: "Index", corpus: str, report: "IndexReport", fingerpri
                 "embedder": index.embedder.name, "dim": index.embedder.dim,
                 "chunk_tokens": index.settings.chunk_tokens,
                 "chunk_overlap": index.settings.chunk_overlap, "generation": index.generation,
-                "papers": report.papers, "uploads": report.uploads, "chunks": report.chunks, "updated": time.time()}
-    tmp = index.dir / f".manifest-{os.getpid()}.json"
-    tmp.write_text(json.dumps(manifest, indent=1))
-    os.replace(tmp, index.dir / "manifest.json")
+                "papers": report.papers, "uploads": report.uploads, "chunks": report.chunks,
+                "updated": time.time()}
+    write_json(index.dir / "manifest.json", manifest, indent=1)

@@ -22,7 +22,6 @@ Example: the store holds seeds papers A, B and upload U; the seeds corpus now ha
 from __future__ import annotations
 
 import json
-import os
 import time
 import uuid
 from dataclasses import asdict
@@ -32,6 +31,7 @@ from typing import TYPE_CHECKING
 from ..errors import IndexCorruptError, InputError
 from ..types import Chunk, Paper
 from .collection import Collection
+from .files import write_json
 
 if TYPE_CHECKING:
     from .build import IndexReport
@@ -148,11 +148,8 @@ PENDING = "rebuild-pending.json"
 def save_pending(folder: Path, papers: list[Paper], removed: set[str]) -> None:
     """Keep what a `--rebuild` is about to drop (uploads, removed ids) on disk until it has
     written them again: a rebuild killed half-way gives them back to the next run here."""
-    folder.mkdir(parents=True, exist_ok=True)
     data = {"uploads": [asdict(p) for p in papers], "removed": sorted(removed)}
-    tmp = folder / f".{PENDING}-{os.getpid()}"
-    tmp.write_text(json.dumps(data, ensure_ascii=False, default=str), encoding="utf-8")
-    os.replace(tmp, folder / PENDING)
+    write_json(folder / PENDING, data, ensure_ascii=False, default=str)
 
 
 def load_pending(folder: Path) -> tuple[list[Paper], set[str]]:

@@ -17,12 +17,12 @@ Example: seeds (90 papers) -> mean 0.169, std 0.041; a question scoring 0.58 is 
 from __future__ import annotations
 
 import json
-import os
-import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+
+from ..index.files import write_json
 
 
 PROBES = (
@@ -92,10 +92,7 @@ def background(index) -> Background:
 
 
 def _save(path: Path, data: dict) -> None:
-    tmp = path.with_name(f".{path.name}-{os.getpid()}-{uuid.uuid4().hex[:6]}")
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp.write_text(json.dumps(data), encoding="utf-8")
-        os.replace(tmp, path)
+        write_json(path, data)
     except OSError:
-        tmp.unlink(missing_ok=True)
+        pass  # a cache: measured again next time
