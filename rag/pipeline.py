@@ -2,9 +2,10 @@
 
 `factory.pipeline(settings)` assembles a `Pipeline` once per settings: the index, its
 retriever, the extractive reader, the generator `auto` resolves to, the IDF table and the
-embedder the checks use. `ask_stream` gets it once and runs its stages in order. Writing the answer is
-`compose.py`: an LLM first shows the extractive answer as a `Draft`, and a failing LLM backend
-never loses the answer (the draft stays, with a visible notice). Follow-ups are rewritten into a standalone query before retrieval.
+embedder the checks use. `ask_stream` gets it once and runs its stages in order. Writing the
+answer is `compose.py`: an LLM first shows the extractive answer as a `Draft`, and a failing LLM
+backend never loses the answer (the draft stays, with a visible notice). Follow-ups are
+rewritten into a standalone query before retrieval.
 """
 
 from __future__ import annotations

@@ -5,8 +5,9 @@ with the collection's `generation` (a value every write changes). It is saved un
 `index_dir/snapshot-<generation>/` (chunks.json, bm25/), so a new process only loads it, and
 rebuilt from the store when the generation moved, the saved copy is damaged or was indexed
 with another `EMBED_FORMAT`. Built from the store, it keeps one complete version of each paper
-(`whole_versions`), so a snapshot taken while another process writes mixes no versions. BM25 indexes `indexed_text` (title and chunk, as embedded); the
-chunk table keeps the chunk text alone, which every offset refers to.
+(`whole_versions`), so a snapshot taken while another process writes mixes no versions. BM25
+indexes `indexed_text` (title and chunk, as embedded); the chunk table keeps the chunk text
+alone, which every offset refers to.
 """
 
 from __future__ import annotations
