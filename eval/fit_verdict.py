@@ -29,11 +29,12 @@ from pathlib import Path
 
 import numpy as np
 
+from rag.answer.verdict import FEATURES
+
 from .fit_answerability import MAX_FALSE_ABSTENTION, fit_on, run, write
 from .metrics.abstention import auroc
 
-FEATURES = ("logit_p_answerable", "logit_p_yes")
-VARIANTS = (("logit_p_answerable", "logit_p_yes"), ("logit_p_yes",))
+VARIANTS = (FEATURES, FEATURES[1:])  # the gate's P(answerable) and P(YES), or P(YES) alone
 
 
 def collect(dataset: str, settings, rows_file: Path, done: dict) -> list[dict]:

@@ -27,7 +27,8 @@ EQUAL = {"mean": [0.0, 0.0], "scale": [1.0, 1.0], "coef": [0.0, 1.0], "bias": 0.
 def fitted(tmp_path, monkeypatch):
     """A combination file fitted for the fault server's model."""
     path = tmp_path / "verdict.json"
-    path.write_text(json.dumps({"model": MODEL, "combination": EQUAL, "threshold": 0.5}))
+    path.write_text(json.dumps({"model": MODEL, "features": list(verdict.FEATURES),
+                                "combination": EQUAL, "threshold": 0.5}))
     monkeypatch.setattr(verdict, "MODEL_FILE", path)
     verdict.load_combination.cache_clear()
     yield path
@@ -53,6 +54,14 @@ def model(monkeypatch):
 @pytest.fixture
 def settings(seed_settings):
     return seed_settings.replace(generator="openai", openai_model=MODEL, llm_timeout=5.0)
+
+
+def test_a_combination_fitted_on_other_features_is_refused(tmp_path):
+    path = tmp_path / "verdict.json"
+    path.write_text(json.dumps({"model": MODEL, "features": ["p_yes"], "combination": EQUAL,
+                                "threshold": 0.5}))
+    with pytest.raises(ValueError, match="fit_verdict"):
+        verdict.load_combination(str(path))
 
 
 def test_p_yes_reads_every_spelling_of_the_two_words():

@@ -42,6 +42,7 @@ MODEL_FILE = Path(__file__).with_name("verdict.json")
 USER_VERDICT = ("Question: {question}\n\nAbstracts:\n{passages}\n\nQuestion: {question}\n"
                 "Do these abstracts state the answer to the question? Reply YES or NO.\nReply:")
 YES, NO = "yes", "no"
+FEATURES = ("logit_p_answerable", "logit_p_yes")  # what `features` returns, in this order
 
 
 @dataclass(frozen=True)
@@ -83,6 +84,9 @@ def load_combination(path: str | None = None) -> Combination | None:
     if not file.is_file():
         return None
     data = json.loads(file.read_text(encoding="utf-8"))
+    if tuple(data["features"]) != FEATURES:
+        raise ValueError(f"{file} was fitted on other features; refit it with "
+                         f"`python -m rag.eval.fit_verdict`")
     return Combination(str(data["model"]), Logistic.from_dict(data["combination"]),
                        float(data["threshold"]))
 
