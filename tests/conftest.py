@@ -86,12 +86,29 @@ def seed_settings(seed_home):
     return Settings.load(home=str(seed_home), env={}, corpus="seeds")
 
 
+def _link_or_copy(source: str, target: str) -> None:
+    """Model files (a 1 GB GGUF once a test has assembled one) are hard-linked, not copied: no
+    test changes them, and a copy per test filled the disk of a CI machine."""
+    if Path(source).parent.name == "models":
+        try:
+            os.link(source, target)
+            return
+        except OSError:
+            pass
+    shutil.copy2(source, target)
+
+
+def copy_home(source: Path, target: Path) -> Path:
+    """A private copy of a data directory: its index is copied, its models are shared."""
+    shutil.copytree(source, target, ignore=shutil.ignore_patterns("index.lock"),
+                    copy_function=_link_or_copy)
+    return target
+
+
 @pytest.fixture
 def copy_of_seed_home(seed_home, tmp_path) -> Path:
     """A private copy of the seed index, for tests that change it."""
-    target = tmp_path / "home-copy"
-    shutil.copytree(seed_home, target, ignore=shutil.ignore_patterns("index.lock"))
-    return target
+    return copy_home(seed_home, tmp_path / "home-copy")
 
 
 def load_questions() -> list[dict]:

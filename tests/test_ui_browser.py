@@ -10,13 +10,13 @@ against the pipeline rather than against hard-coded text.
 from __future__ import annotations
 
 import re
-import shutil
 import socket
 from pathlib import Path
 
 import pytest
 
 import rag
+from conftest import copy_home
 from rag.answer.prompts import CANNOT_ANSWER
 from rag.settings import Settings
 
@@ -49,7 +49,7 @@ def free_port() -> int:
 @pytest.fixture(scope="module")
 def app_settings(seed_home, tmp_path_factory) -> Settings:
     home = tmp_path_factory.mktemp("ui-browser") / "home"
-    shutil.copytree(seed_home, home, ignore=shutil.ignore_patterns("index.lock"))
+    copy_home(seed_home, home)
     return Settings.load(home=str(home), env={})
 
 

@@ -7,11 +7,11 @@ app served in-process over a copy of the seed index, the browser Debian's Chromi
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
 
+from conftest import copy_home
 from fault_server import MODEL, FaultServer
 from rag.settings import Settings
 from test_ui_browser import ARTIFACTS, CHROMIUM, FLAGS, KERNELS, WAIT, free_port
@@ -31,7 +31,7 @@ def url(seed_home, tmp_path_factory, slow_model):
     from rag.ui.app import build_app, launch_app
 
     home = tmp_path_factory.mktemp("ui-draft") / "home"
-    shutil.copytree(seed_home, home, ignore=shutil.ignore_patterns("index.lock"))
+    copy_home(seed_home, home)
     settings = Settings.load(home=str(home), env={}, generator="openai", openai_model=MODEL)
     demo = build_app(settings)
     _, address = launch_app(demo, settings, "127.0.0.1", free_port(), block=False, quiet=True)

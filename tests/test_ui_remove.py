@@ -9,12 +9,12 @@ selector, never on `networkidle`.
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
 
 import rag
+from conftest import copy_home
 from rag.settings import Settings
 from rag.ui import corpus_view
 from rag.ui.cli import main
@@ -24,7 +24,7 @@ from test_ui_browser import CHROMIUM, DOC, DOC_TITLE, FLAGS, WAIT, free_port, sh
 @pytest.fixture(scope="module")
 def app_settings(seed_home, tmp_path_factory) -> Settings:
     home = tmp_path_factory.mktemp("ui-remove") / "home"
-    shutil.copytree(seed_home, home, ignore=shutil.ignore_patterns("index.lock"))
+    copy_home(seed_home, home)
     return Settings.load(home=str(home), env={})
 
 
