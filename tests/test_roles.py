@@ -37,6 +37,11 @@ def _evidence(poster: str) -> str:
 
 IN_ROLE, OUT = True, False
 CASES = [
+    # Pipelined DNN inference (34028): "a diverse testbed of 369 production models, for k in
+    # {2, 4, 8, 16, 32, 64}" (a local answer, dev split: the 16 counts pipeline stages)
+    ("34028", "There are 16 production models in the pipelined DNN inference testbed.", OUT),
+    ("34028", "The testbed has 369 production models.", IN_ROLE),
+    ("34028", "The MIP lower bounds close the optimality gap by a factor of 9.855x.", IN_ROLE),
     # MNIST-1D (33139): "its default training set size only 4000" (a local answer, test split)
     ("33139", "The MNIST-1D test set size is 4000.", OUT),
     ("33139", "The default training set size of MNIST-1D is 4000.", IN_ROLE),

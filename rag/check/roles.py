@@ -22,7 +22,9 @@ number with none of these is in role wherever its value is)
      (and is not another number's noun);
   5. a `MEASURES` noun of the claim's lead is in the sentence when the evidence's number has no
      lead ("99% of the SFT delta parameters" for "... delta parameter ... 99% of them");
-  6. they share a role word or lead noun, unless the claim's number has neither.
+  6. they share a role word or lead noun, unless the claim's number has neither;
+and never where the evidence counts the claim's lead nouns with another number and nowhere with
+this one ("16 production models" / "a testbed of 369 production models, for k in {2, ..., 16}").
 List markers ("2. ...", "(1)") are no numbers; number words ("twice") count in the evidence.
 
 Example: "PolySketchFormer reaches a perplexity of 2.0." citing "our model achieves 2x speedup
@@ -48,6 +50,7 @@ from typing import NamedTuple, Sequence
 
 from ..ingest.chunking import split_sentences
 from ..text import tokenize
+from .contrast import set_against
 from .names import clean, name_stems, names_unbacked
 from .quantities import sentence_tokens
 
@@ -158,6 +161,9 @@ def _occurrences(tokens: list[tuple], names: set[str], wide: int = WINDOW):
 def _in_role(claim: Occurrence, evidence: list[Occurrence]) -> bool:
     """Whether one evidence occurrence states the claim's number in its role (module doc)."""
     values, unit, window, own, lead, _, _, name, measure = claim
+    if lead and not name and any(lead <= o.lead and not values & o.values for o in evidence) and not any(
+            lead & o.lead and values & o.values for o in evidence):
+        return False  # "16 production models" / "369 production models, for k = 16 stages"
     for e_values, e_unit, e_window, e_own, e_lead, e_sentence, e_head, e_name, _ in evidence:
         if not values & e_values:
             continue
@@ -197,10 +203,12 @@ def _evidence(text: str) -> tuple[frozenset[str], tuple[Occurrence, ...]]:
                         for o in _occurrences(sentence_tokens(sentence), names, EVIDENCE_WINDOW))
 
 
-def roles_unbacked(claim: str, evidence: list[str], records: Sequence[str] = ()) -> list[str]:
+def roles_unbacked(claim: str, evidence: list[str], records: Sequence[str] = (),
+                   asked: str = "") -> list[str]:
     """The numbers and names of `claim` that no evidence sentence states in the same role
-    (module doc); [] when all are backed. Numbers the evidence lacks altogether are listed too.
-    `records` (the cited papers' author lists) may back names, not numbers."""
+    (module doc); [] when all are backed. Numbers the evidence lacks altogether are listed too,
+    and names the evidence only sets against (`contrast.py`; never those the question `asked`
+    names). `records` (the cited papers' author lists) may back names, not numbers."""
     claim = _ENUMERATOR.sub(" ", clean(claim))
     seen = [_evidence(text) for text in evidence]
     names = name_stems([claim]).union(*(names for names, _ in seen))
@@ -209,4 +217,5 @@ def roles_unbacked(claim: str, evidence: list[str], records: Sequence[str] = ())
     for occurrence in _occurrences(sentence_tokens(claim, False), names):
         if not _in_role(occurrence, occurrences):
             wrong.append("–".join(sorted(occurrence.values, key=float)) + occurrence.unit)
-    return wrong + names_unbacked(claim, [*evidence, *records])
+    return wrong + names_unbacked(claim, [*evidence, *records]) + set_against(claim, evidence,
+                                                                              asked)
