@@ -90,7 +90,7 @@ def write(pipe: "Pipeline", question: str, query: str, passages: list[Passage],
             yield piece
         idf = pipe.reader()[0]
         raw = prune_citations(attribute_citations("".join(pieces), seen, idf), seen, idf)
-        reason = output_problem(raw, seen, pipe.embedder, idf)
+        reason = output_problem(raw, seen, pipe.embedder, idf, _focus(pipe, query))
         if reason is None:
             return finish(pipe, question, query, raw, passages, seen, gen.name, notices, score)
     except GeneratorError as exc:
@@ -108,8 +108,10 @@ def finish(pipe: "Pipeline", question: str, query: str, raw: str, passages: list
     if not raw.strip() or is_abstention(raw):
         return abstain(question, query, passages, gen, notices, score)
     checked = check_citations(raw, seen)
-    check_support(checked, pipe.embedder if gen != "extractive" else None, pipe.reader()[0])
-    if gen != "extractive":
+    llm = gen != "extractive"
+    check_support(checked, pipe.embedder if llm else None, pipe.reader()[0],
+                  _focus(pipe, query) if llm else "", seen)
+    if llm:
         unsupported = sum(1 for s in checked.sentences if s.unbacked)
         uncited = sum(1 for s in checked.sentences if not s.citations)
         if unsupported:
@@ -126,6 +128,11 @@ def abstain(question: str, query: str, passages: list[Passage], gen: str, notice
     return Answer(question=question, text=CANNOT_ANSWER, citations=[], passages=passages,
                   abstained=True, generator=gen, timings_ms={}, query=query, notices=notices,
                   relevance=score)
+
+
+def _focus(pipe: "Pipeline", query: str) -> str:
+    """The question an LLM's sentences are held to (`check/focus.py`), unless the setting is off."""
+    return query if pipe.settings.llm_focus else ""
 
 
 def _timed(pieces, t0: float, timings: dict):

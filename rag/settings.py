@@ -74,6 +74,8 @@ class Settings:
                              max=10)
     llm_verdict: bool = _f(True, "Ask the LLM whether the evidence states the answer and combine "
                            "its P(YES) with the gate (models with a fitted rag/answer/verdict.json).")
+    llm_focus: bool = _f(True, "Count an LLM sentence that restates the question about papers "
+                         "that do not speak of it as unsupported (rag/check/focus.py).")
     local_threads: int = _f(0, "CPU threads for the local LLM (0: all cores).", min=0, max=256)
     max_question_chars: int = _f(2000, "Longer questions are truncated, with a notice.",
                                  min=16, max=1_000_000)

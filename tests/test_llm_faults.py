@@ -7,6 +7,7 @@ went wrong, never in a hang or a traceback; the API key never shows up anywhere.
 from __future__ import annotations
 
 import json
+import re
 import socket
 
 import pytest
@@ -280,6 +281,22 @@ def test_an_unsupported_sentence_is_flagged_and_lowers_the_support_rate(serve, l
     assert "1 sentence(s) are not supported by the abstracts they cite." in answer.notices
     assert not any("cite no abstract" in n for n in answer.notices)
 
+
+
+def restating_about_the_last_passage(body: dict) -> str:
+    """Words of the question, then the first two sentences of the last passage shown (a paper
+    about something else) as one, cited."""
+    n, _, text = passages_in(body)[-1]
+    first = "; ".join(s.rstrip(".") for s in re.split(r"(?<=[.!?])\s+", text.strip())[:2])
+    return f"On kernels avoiding mean reversion in regression, {first[0].lower()}{first[1:]} [{n}]."
+
+
+def test_a_restated_question_citing_a_paper_about_something_else_falls_back(serve, llm_settings):
+    serve(answer=restating_about_the_last_passage)
+    _, shown = run(llm_settings.replace(llm_focus=False))
+    assert shown.generator == "openai" and shown.support_rate == 1.0  # word overlap passes it
+    _, answer = run(llm_settings)
+    assert_extractive_fallback(answer, REASON_UNSUPPORTED)
 
 def test_an_over_long_question_is_truncated_for_the_model_with_a_notice(serve, llm_settings):
     server = serve()

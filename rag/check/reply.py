@@ -73,7 +73,8 @@ def _supporting_passage(sentence: str, shown: Sequence[Passage], idf=None) -> in
     return scores.index(max(scores)) + 1
 
 
-def output_problem(raw: str, shown: Sequence[Passage], embedder=None, idf=None) -> str | None:
+def output_problem(raw: str, shown: Sequence[Passage], embedder=None, idf=None,
+                   question: str = "") -> str | None:
     """Why an LLM's answer cannot be shown as it is, or None when it can.
 
     An abstention can; otherwise the answer must be readable text that cites at least one
@@ -89,7 +90,7 @@ def output_problem(raw: str, shown: Sequence[Passage], embedder=None, idf=None) 
     checked = check_citations(text, list(shown))
     if not checked.citations:
         return REASON_NO_CITATIONS
-    check_support(checked, embedder, idf)
+    check_support(checked, embedder, idf, question, shown)
     if not any(s.supported for s in checked.sentences if s.citations):
         return REASON_UNSUPPORTED
     return None

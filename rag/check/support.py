@@ -25,11 +25,13 @@ Example: "Three new DP approaches are developed [1][2][3]." where only abstract 
 from __future__ import annotations
 
 import re
+from typing import Sequence
 
 import numpy as np
 
 from ..ingest.chunking import split_sentences
 from .citations import MARKER, Checked, markers_before_end
+from .focus import asked_terms, off_focus
 from .roles import roles_unbacked
 from ..text import Idf, content_terms, coverage, term_weights
 from ..types import Passage
@@ -74,9 +76,14 @@ def unbacked_numbers(claim: str, evidence: list[str]) -> set[str]:
     return stated - backed
 
 
-def check_support(checked: Checked, embedder=None, idf: Idf | None = None) -> None:
-    """Fill `supported` and `support` of every answer sentence in place."""
+def check_support(checked: Checked, embedder=None, idf: Idf | None = None,
+                  question: str = "", shown: Sequence[Passage] = ()) -> None:
+    """Fill `supported` and `support` of every answer sentence in place. With the `question`,
+    a name it does not ask about but the cited evidence sets against is unsupported
+    (`contrast.py`); with the passages `shown` to the writer too, so is a sentence that
+    restates what was asked about papers that do not speak of it (`focus.py`)."""
     by_n = {c.n: c for c in checked.citations}
+    asked = asked_terms(question, shown, idf) if question and shown else frozenset()
     for sent in checked.sentences:
         if not sent.citations:
             sent.supported, sent.support = False, 0.0
@@ -94,8 +101,9 @@ def check_support(checked: Checked, embedder=None, idf: Idf | None = None) -> No
                 if cov > best_cov:
                     best_cov, best_text = cov, evidence
         sent.support = best_cov
-        if unbacked_numbers(claim, evidence_texts) or roles_unbacked(claim, evidence_texts,
-                                                                     authors):
+        if unbacked_numbers(claim, evidence_texts) or roles_unbacked(
+                claim, evidence_texts, authors, question) or off_focus(
+                claim, asked, evidence_texts, idf):
             sent.supported = False
             continue
         sent.supported = best_cov >= MIN_COVERAGE
