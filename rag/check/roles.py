@@ -161,8 +161,8 @@ def _occurrences(tokens: list[tuple], names: set[str], wide: int = WINDOW):
 def _in_role(claim: Occurrence, evidence: list[Occurrence]) -> bool:
     """Whether one evidence occurrence states the claim's number in its role (module doc)."""
     values, unit, window, own, lead, _, _, name, measure = claim
-    if lead and not name and any(lead <= o.lead and not values & o.values for o in evidence) and not any(
-            lead & o.lead and values & o.values for o in evidence):
+    if lead and not name and any(lead <= o.lead and not values & o.values for o in evidence) \
+            and not any(lead & o.lead and values & o.values for o in evidence):
         return False  # "16 production models" / "369 production models, for k = 16 stages"
     for e_values, e_unit, e_window, e_own, e_lead, e_sentence, e_head, e_name, _ in evidence:
         if not values & e_values:

@@ -78,10 +78,10 @@ def unbacked_numbers(claim: str, evidence: list[str]) -> set[str]:
 
 def check_support(checked: Checked, embedder=None, idf: Idf | None = None,
                   question: str = "", shown: Sequence[Passage] = ()) -> None:
-    """Fill `supported` and `support` of every answer sentence in place. With the `question`,
-    a name it does not ask about but the cited evidence sets against is unsupported
-    (`contrast.py`); with the passages `shown` to the writer too, so is a sentence that
-    restates what was asked about papers that do not speak of it (`focus.py`)."""
+    """Fill `supported` and `support` of every answer sentence in place. The `question` keeps
+    the names it asks about (or a comparison it asks for) from the contrast check
+    (`contrast.py`); with it and the passages `shown` to the writer, a sentence that restates
+    what was asked about papers that do not speak of it is unsupported (`focus.py`)."""
     by_n = {c.n: c for c in checked.citations}
     asked = asked_terms(question, shown, idf) if question and shown else frozenset()
     for sent in checked.sentences:
