@@ -42,6 +42,11 @@ CASES = [
     ("34028", "There are 16 production models in the pipelined DNN inference testbed.", OUT),
     ("34028", "The testbed has 369 production models.", IN_ROLE),
     ("34028", "The MIP lower bounds close the optimality gap by a factor of 9.855x.", IN_ROLE),
+    # UQ for human decisions (33454): "in two online behavioral experiments" (a local answer,
+    # test split: the claim's own context words do not make "participants" "experiments")
+    ("33454", "There were 2 participants in the online experiments on AI uncertainty "
+              "quantification for human decision making.", OUT),
+    ("33454", "The impact of UQ was evaluated in 2 online behavioral experiments.", IN_ROLE),
     # MNIST-1D (33139): "its default training set size only 4000" (a local answer, test split)
     ("33139", "The MNIST-1D test set size is 4000.", OUT),
     ("33139", "The default training set size of MNIST-1D is 4000.", IN_ROLE),

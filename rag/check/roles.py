@@ -18,8 +18,9 @@ number with none of these is in role wherever its value is)
   1. the units agree: "%" only with "%"; "x" with "x", or with a bare number that counts no noun;
   2. a number right after a name is in role next to the same name ("Atari 100K", "Llama 2");
   3. the claim's measure is near the evidence's number too;
-  4. both leads, when there are two, share a noun, or one's noun is near the other number
-     (and is not another number's noun);
+  4. both leads, when there are two, share a noun, or the claim's noun is near the evidence's
+     number (and is not another number's noun): "2 participants in the online experiments" is
+     not "two online experiments";
   5. a `MEASURES` noun of the claim's lead is in the sentence when the evidence's number has no
      lead ("99% of the SFT delta parameters" for "... delta parameter ... 99% of them");
   6. they share a role word or lead noun, unless the claim's number has neither;
@@ -178,7 +179,7 @@ def _in_role(claim: Occurrence, evidence: list[Occurrence]) -> bool:
             continue  # "a perplexity of 2 in training" / "a 2x speedup in training"
         if _contrasted(window | lead, e_window | e_lead, e_sentence):
             continue  # "the test set size is 4000" / "its training set size only 4000"
-        if lead and e_lead and not lead & e_lead and not (lead & e_own or e_lead & own):
+        if lead and e_lead and not lead & e_lead and not lead & e_own:
             continue  # "8 GPUs" / "8-layer MLP"
         if lead & MEASURES and not e_lead:  # "16 GPUs" / "(16, 32)-bit"; "99% of them"
             if lead & MEASURES & e_sentence:
