@@ -47,6 +47,9 @@ CASES = [
     ("33454", "There were 2 participants in the online experiments on AI uncertainty "
               "quantification for human decision making.", OUT),
     ("33454", "The impact of UQ was evaluated in 2 online behavioral experiments.", IN_ROLE),
+    # CFG for language models (34043): "in human evaluations we show a 75% preference for using
+    # CFG over baseline" (a reference answer: the preference stands before the number)
+    ("34043", "Humans preferred CFG over baseline 75% of the time.", IN_ROLE),
     # MNIST-1D (33139): "its default training set size only 4000" (a local answer, test split)
     ("33139", "The MNIST-1D test set size is 4000.", OUT),
     ("33139", "The default training set size of MNIST-1D is 4000.", IN_ROLE),

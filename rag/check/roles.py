@@ -19,8 +19,9 @@ number with none of these is in role wherever its value is)
   2. a number right after a name is in role next to the same name ("Atari 100K", "Llama 2");
   3. the claim's measure is near the evidence's number too;
   4. both leads, when there are two, share a noun, or the claim's noun is near the evidence's
-     number (and is not another number's noun): "2 participants in the online experiments" is
-     not "two online experiments";
+     number (and is not another number's noun), or the evidence's noun is before the claim's
+     number ("preferred ... 75% of the time" / "a 75% preference"), not merely after it ("2
+     participants in the online experiments" is not "two online experiments");
   5. a `MEASURES` noun of the claim's lead is in the sentence when the evidence's number has no
      lead ("99% of the SFT delta parameters" for "... delta parameter ... 99% of them");
   6. they share a role word or lead noun, unless the claim's number has neither;
@@ -161,7 +162,7 @@ def _occurrences(tokens: list[tuple], names: set[str], wide: int = WINDOW):
 
 def _in_role(claim: Occurrence, evidence: list[Occurrence]) -> bool:
     """Whether one evidence occurrence states the claim's number in its role (module doc)."""
-    values, unit, window, own, lead, _, _, name, measure = claim
+    values, unit, window, own, lead, _, head, name, measure = claim
     if lead and not name and any(lead <= o.lead and not values & o.values for o in evidence) \
             and not any(lead & o.lead and values & o.values for o in evidence):
         return False  # "16 production models" / "369 production models, for k = 16 stages"
@@ -179,7 +180,7 @@ def _in_role(claim: Occurrence, evidence: list[Occurrence]) -> bool:
             continue  # "a perplexity of 2 in training" / "a 2x speedup in training"
         if _contrasted(window | lead, e_window | e_lead, e_sentence):
             continue  # "the test set size is 4000" / "its training set size only 4000"
-        if lead and e_lead and not lead & e_lead and not lead & e_own:
+        if lead and e_lead and not lead & e_lead and not (lead & e_own or e_lead & head):
             continue  # "8 GPUs" / "8-layer MLP"
         if lead & MEASURES and not e_lead:  # "16 GPUs" / "(16, 32)-bit"; "99% of them"
             if lead & MEASURES & e_sentence:
