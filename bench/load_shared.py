@@ -25,42 +25,14 @@ import sys
 import tempfile
 import threading
 import time
-import urllib.request
 from pathlib import Path
 
+from .chroma_server import CHROMA, ChromaServer
 from .measure import rss_mb
+from .startup import free_port, rag_env, start_serve, stop, wait_port
 from .store_check import check_store
 
-CHROMA = Path(sys.executable).parent / "chroma"
 DOCS = 3  # documents added per writer cycle (and removed the cycle after)
-
-
-def start_chroma(path: Path, port: int, timeout: float = 90) -> subprocess.Popen:
-    proc = subprocess.Popen([str(CHROMA), "run", "--path", str(path), "--host", "127.0.0.1",
-                             "--port", str(port)], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, env={**os.environ,
-                                                            "ANONYMIZED_TELEMETRY": "False"})
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"chroma run exited with {proc.returncode}")
-        try:
-            urllib.request.urlopen(f"http://127.0.0.1:{port}/api/v2/heartbeat", timeout=2)
-            return proc
-        except OSError:
-            time.sleep(0.25)
-    stop(proc)
-    raise TimeoutError(f"chroma run did not answer in {timeout} s")
-
-
-def stop(proc: subprocess.Popen | None) -> None:
-    if proc is not None and proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(30)
 
 
 def rag(env: dict, *args: str, timeout: float = 900) -> dict:
@@ -85,13 +57,10 @@ def rag(env: dict, *args: str, timeout: float = 900) -> dict:
             "peak_mb": peak}
 
 
-def home_env(home: Path, url: str, corpus: str, **more: str) -> dict:
+def home_env(home: Path, url: str, corpus: str) -> dict:
+    """A `rag` process's environment: its own data directory, the shared Chroma server."""
     home.mkdir(parents=True, exist_ok=True)
-    env = {**os.environ, "RAG_HOME": str(home), "RAG_CHROMA_URL": url, "RAG_CORPUS": corpus,
-           "HF_HUB_OFFLINE": "1", "GRADIO_ANALYTICS_ENABLED": "False", **more}
-    for key in ("OPENAI_API_KEY", "OPENAI_BASE_URL"):
-        env.pop(key, None)
-    return env
+    return rag_env(home, RAG_CHROMA_URL=url, RAG_CORPUS=corpus)
 
 
 class Writer(threading.Thread):
@@ -135,25 +104,21 @@ class Writer(threading.Thread):
 def run(args, sent: list[str], work: Path | None = None) -> dict:
     """The two-server scenario; the result (see `report`). Every process it started is stopped,
     and `work` removed unless `args.keep`."""
-    from .startup import free_port
-
     if not CHROMA.exists():
         raise SystemExit(f"{CHROMA} is missing: run `make install`")
     work = Path(work or tempfile.mkdtemp(prefix="rag-load-shared-"))
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
-    chroma = start_chroma(work / "chroma", port)
+    work.mkdir(parents=True, exist_ok=True)
+    chroma = ChromaServer(work / "chroma").start()
     try:
-        return _run(args, sent, work, url, chroma)
+        return _run(args, sent, work, chroma.url, chroma.proc)
     finally:
-        stop(chroma)
+        chroma.stop()
         if not getattr(args, "keep", False):
             shutil.rmtree(work, ignore_errors=True)
 
 
 def _run(args, sent: list[str], work: Path, url: str, chroma: subprocess.Popen) -> dict:
     from .load import run_clients, server_ask
-    from .startup import free_port, wait_port
 
     serves: list[subprocess.Popen] = []
     homes = [work / "serve-a", work / "serve-b"]
@@ -164,10 +129,9 @@ def _run(args, sent: list[str], work: Path, url: str, chroma: subprocess.Popen) 
             raise RuntimeError(f"rag index failed: {build['err']}")
         ports = [free_port() for _ in homes]
         for home, p in zip(homes, ports):  # both start at once
-            serves.append(subprocess.Popen(
-                [sys.executable, "-m", "rag.ui.cli", "serve", "--corpus", args.corpus, "--port",
-                 str(p)], env=home_env(home, url, args.corpus, RAG_GENERATOR="extractive"),
-                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+            home.mkdir(parents=True, exist_ok=True)
+            serves.append(start_serve(args.corpus, p, home, wait=False, RAG_CHROMA_URL=url,
+                                      RAG_CORPUS=args.corpus, RAG_GENERATOR="extractive"))
         for proc, p in zip(serves, ports):
             wait_port(p, proc)
         makers = [server_ask(p) for p in ports]

@@ -18,6 +18,7 @@ import socket
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 from .measure import BENCH_HOME, ROOT, Report, Row, rss_mb
 
@@ -97,16 +98,36 @@ def wait_port(port: int, proc: subprocess.Popen, timeout: float = 900) -> None:
     raise TimeoutError("rag serve did not start")
 
 
-def start_serve(corpus: str, port: int, **env: str) -> subprocess.Popen:
-    full = {**os.environ, "RAG_HOME": str(BENCH_HOME), "GRADIO_ANALYTICS_ENABLED": "False",
+def rag_env(home: Path = BENCH_HOME, **env: str) -> dict[str, str]:
+    """The environment of a `rag` process the bench starts: its data directory, offline, and
+    no LLM endpoint (the extractive generator: no LLM in these figures)."""
+    full = {**os.environ, "RAG_HOME": str(home), "GRADIO_ANALYTICS_ENABLED": "False",
             "HF_HUB_OFFLINE": "1", **env}
     for key in ("OPENAI_API_KEY", "OPENAI_BASE_URL"):
-        full.pop(key, None)  # the extractive generator: no LLM in these figures
+        full.pop(key, None)
+    return full
+
+
+def start_serve(corpus: str, port: int, home: Path = BENCH_HOME, wait: bool = True,
+                **env: str) -> subprocess.Popen:
+    """`rag serve` on 127.0.0.1:`port`, listening when it returns unless `wait` is False."""
     proc = subprocess.Popen([sys.executable, "-m", "rag.ui.cli", "serve", "--corpus", corpus,
-                             "--port", str(port)], cwd=ROOT, env=full,
+                             "--port", str(port)], cwd=ROOT, env=rag_env(home, **env),
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    wait_port(port, proc)
+    if wait:
+        wait_port(port, proc)
     return proc
+
+
+def stop(proc: subprocess.Popen | None, wait: float = 30) -> None:
+    """Terminate a process the bench started, killing it if it has not exited in `wait` s."""
+    if proc is not None and proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(wait)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(wait)
 
 
 def run_memory(report: Report, corpus: str = "icml2024", questions: int = 40) -> None:
