@@ -28,7 +28,6 @@ papers, not from the check itself. The test split is never read here.
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import sys
 from pathlib import Path
@@ -36,35 +35,33 @@ from pathlib import Path
 import numpy as np
 
 from rag import papers
-from rag.answer.prompts import NOTICE_FALLBACK
 from rag.check.focus import asked_terms, focus
 from rag.factory import idf as idf_table
 from rag.settings import Settings
-from rag.types import Passage
+from rag.types import Paper
+
+from .recheck import as_passage, model_written, read_rows
 
 MAX_RIGHT_FLAGGED = 0.03
 CANDIDATES = np.round(np.arange(0.30, 0.96, 0.05), 2)
-_FALLBACK = NOTICE_FALLBACK.split("{")[0]
 
 
-def labelled(rows: list[dict], texts: dict[str, str], idf) -> list[tuple[float, bool, str]]:
+def labelled(rows: list[dict], by_id: dict[str, Paper], idf) -> list[tuple[float, bool, str]]:
     """(focus, cites the right paper, what was said) for every judgeable sentence."""
     out = []
-    passage = {p: Passage(chunk_id=p, paper_id=p, title="", text=t, score=1.0)
-               for p, t in texts.items()}
     for row in rows:
-        if (not row.get("answerable") or len(row.get("gold", [])) != 1 or row.get("abstained")
-                or any(n.startswith(_FALLBACK) for n in row.get("notices", []))):
+        if not (row.get("answerable") and len(row.get("gold", [])) == 1 and model_written(row)):
             continue
         by_n = {c["n"]: c["paper_id"] for c in row.get("citations", [])}
-        shown = [passage[p] for p in row.get("passages", []) if p in passage]
+        shown = [as_passage(by_id[p]) for p in row.get("passages", []) if p in by_id]
         asked = asked_terms(row.get("query") or row["question"], shown, idf)
         for sentence in row.get("sentences", []):
             cited = [by_n[n] for n in sentence["citations"] if n in by_n]
             if not cited:
                 continue
             claim = re.sub(r"\[\d+\]", "", sentence["text"]).strip(" -*")
-            value = focus(claim, asked, [texts[p] for p in cited if p in texts], idf)
+            evidence = [f"{by_id[p].title}. {by_id[p].text}" for p in cited if p in by_id]
+            value = focus(claim, asked, evidence, idf)
             if value is not None:
                 out.append((value, row["gold"][0] in cited, f"{row['id']}: {sentence['text']}"))
     return out
@@ -74,14 +71,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("rows", nargs="+", type=Path, help="rows.jsonl of `rag eval` runs")
     args = parser.parse_args(argv)
-    rows = [json.loads(line) for path in args.rows
-            for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
     if any("icml2024-test" in str(path) or "-test" in path.parent.name for path in args.rows):
         print("refusing to fit on the test split", file=sys.stderr)
         return 2
     settings = Settings.load(corpus="icml2024")
-    texts = {p.id: f"{p.title}. {p.text}" for p in papers("icml2024", settings)}
-    found = labelled(rows, texts, idf_table(settings))
+    by_id = {p.id: p for p in papers("icml2024", settings)}
+    found = labelled(read_rows(args.rows), by_id, idf_table(settings))
     right = [v for v, ok, _ in found if ok]
     wrong = [(v, said) for v, ok, said in found if not ok]
     print(f"{len(found)} sentences restating the question: {len(right)} cite the gold paper, "

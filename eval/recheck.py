@@ -25,25 +25,35 @@ from rag.check.support import check_support
 from rag.factory import embedder as embedder_for
 from rag.factory import idf as idf_table
 from rag.settings import Settings
-from rag.types import Passage
+from rag.types import Paper, Passage
 
 _FALLBACK = NOTICE_FALLBACK.split("{")[0]
 
 
+def read_rows(paths: list[Path]) -> list[dict]:
+    """The rows of `rag eval` runs (their rows.jsonl files), in order."""
+    return [json.loads(line) for path in paths
+            for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
 def model_written(row: dict) -> bool:
+    """An answer the language model wrote: not an abstention, not an extractive fallback."""
     return (row.get("generator") not in (None, "extractive", "metadata")
             and not row.get("abstained")
             and not any(n.startswith(_FALLBACK) for n in row.get("notices", [])))
 
 
+def as_passage(paper: Paper) -> Passage:
+    """A whole abstract as the passage an answer cites or the model was shown."""
+    return Passage(chunk_id=paper.id, paper_id=paper.id, title=paper.title, text=paper.text,
+                   score=1.0, authors=paper.authors)
+
+
 def recheck(row: dict, by_id: dict, idf, embedder=None) -> tuple[list[str], bool]:
     """(sentences supported before and not now, whether the answer would now fall back)."""
     cited = [c["paper_id"] for c in sorted(row["citations"], key=lambda c: c["n"])]
-    passages = [Passage(chunk_id=p, paper_id=p, title=by_id[p].title, text=by_id[p].text,
-                        score=1.0, authors=by_id[p].authors) for p in cited if p in by_id]
-    checked = check_citations(row["answer"], passages)
-    shown = [Passage(chunk_id=p, paper_id=p, title=by_id[p].title, text=by_id[p].text, score=1.0)
-             for p in row.get("passages", []) if p in by_id]
+    checked = check_citations(row["answer"], [as_passage(by_id[p]) for p in cited if p in by_id])
+    shown = [as_passage(by_id[p]) for p in row.get("passages", []) if p in by_id]
     check_support(checked, embedder, idf, row.get("query") or row["question"], shown)
     before = {s["text"]: s["supported"] for s in row.get("sentences", [])}
     newly = [s.text for s in checked.sentences if s.citations and not s.supported
@@ -59,8 +69,7 @@ def main(argv: list[str] | None = None) -> int:
     settings = Settings.load(corpus=args.corpus)
     by_id = {p.id: p for p in papers(args.corpus, settings)}
     idf, embedder = idf_table(settings), embedder_for(settings)  # as compose.finish checks
-    rows = [json.loads(line) for line in args.rows.read_text(encoding="utf-8").splitlines()
-            if line.strip()]
+    rows = read_rows([args.rows])
     written = [r for r in rows if model_written(r)]
     falls = 0
     for row in written:

@@ -48,7 +48,6 @@ def test_only_answers_the_model_wrote_are_checked_again():
 
 
 def test_sentences_are_labelled_by_whether_they_cite_the_gold_paper():
-    texts = {p.id: f"{p.title}. {p.text}" for p in BY_ID.values()}
-    (wrong, right) = labelled([WRONG, RIGHT], texts, None)
+    (wrong, right) = labelled([WRONG, RIGHT], BY_ID, None)
     assert wrong[1] is False and right[1] is True
     assert wrong[0] < right[0] == 1.0
