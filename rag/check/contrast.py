@@ -29,7 +29,7 @@ import functools
 import re
 
 from ..ingest.chunking import split_sentences
-from .names import _form, _forms, claim_names, clean
+from .names import name_form, name_forms, claim_names, clean
 
 PRIOR = frozenset(
     "existing current currently prior previous previously traditional conventional classical "
@@ -63,7 +63,7 @@ def _set_against(text: str) -> tuple[frozenset[str], frozenset[str]]:
         opening = [w for w in lower[:4] if w not in _OPENERS][:2]
         about_others = bool(PRIOR & set(opening)) and not _FIRST_PERSON & set(lower)
         for i, word in enumerate(words):
-            form = _form(word)
+            form = name_form(word)
             compared = any(w in COMPARING for w in lower[max(0, i - REACH):i])
             (against if about_others or compared else own).add(form)
     return frozenset(against - own), frozenset(own)
@@ -80,6 +80,6 @@ def set_against(claim: str, evidence: list[str], asked: str = "") -> list[str]:
         a, o = _set_against(text)
         against |= a
         own |= o
-    asked_forms = _forms(asked) if asked else frozenset()
+    asked_forms = name_forms(asked) if asked else frozenset()
     return [name for name in claim_names(claim)
-            if _form(name) in against - own and _form(name) not in asked_forms]
+            if name_form(name) in against - own and name_form(name) not in asked_forms]

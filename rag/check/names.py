@@ -73,18 +73,19 @@ def name_stems(sentences: list[str]) -> set[str]:
     return stems
 
 
-def _form(name: str) -> str:
+def name_form(name: str) -> str:
+    """How a name is compared: lowercase, letters and digits only, no plural "s"."""
     return _NON_ALNUM.sub("", name.lower()).rstrip("s")
 
 
 @functools.lru_cache(maxsize=256)
-def _forms(text: str) -> frozenset[str]:
+def name_forms(text: str) -> frozenset[str]:
     """Normalised spellings a name may take in the text: its words, their alphanumeric runs and
     each two runs in a row ("GPT 4" and "GPT-4" for "GPT4")."""
     text = clean(text)
     runs = re.findall(r"[A-Za-z0-9]+", text)
-    forms = {_form(c) for c in re.findall(_CHUNK, text)} | {_form(r) for r in runs}
-    return frozenset(forms | {_form(a + b) for a, b in zip(runs, runs[1:])})
+    forms = {name_form(c) for c in re.findall(_CHUNK, text)} | {name_form(r) for r in runs}
+    return frozenset(forms | {name_form(a + b) for a, b in zip(runs, runs[1:])})
 
 
 @functools.lru_cache(maxsize=256)
@@ -111,12 +112,12 @@ def claim_names(claim: str) -> list[str]:
 def names_unbacked(claim: str, evidence: list[str]) -> list[str]:
     """The names of `claim` that no evidence text writes (module doc)."""
     names = claim_names(claim)
-    forms = frozenset().union(*(_forms(t) for t in evidence)) if names else frozenset()
+    forms = frozenset().union(*(name_forms(t) for t in evidence)) if names else frozenset()
     wrong = []
     for name in names:
         parts = [p for p in re.findall(r"[A-Za-z0-9]+", name) if is_name(p, False)]
-        if _form(name) in forms or not re.search(r"\d", name) and all(
-                _form(p) in forms for p in parts):
+        if name_form(name) in forms or not re.search(r"\d", name) and all(
+                name_form(p) in forms for p in parts):
             continue
         core = name[:-1] if name.endswith("s") else name  # "GLMs"
         if core.isalpha() and core.isupper() and any(
