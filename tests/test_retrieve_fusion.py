@@ -15,11 +15,15 @@ class FakeSide:
     """A retriever side that returns fixed candidates (the logic under test is the fusion)."""
 
     def __init__(self, name: str, hits: list[tuple[str, float]]):
-        self.name, self.hits = name, hits
+        self.name, self.hits, self.snaps = name, hits, []
 
-    def _candidates(self, query, n, filters):
+    def _candidates(self, query, n, filters, snap):
+        self.snaps.append(snap)
         return [Passage(chunk_id=cid, paper_id=cid, title=cid, text=cid, score=s,
                         scores={self.name: s}) for cid, s in self.hits[:n]]
+
+
+SNAP = object()  # stands for the index snapshot a question reads
 
 
 def hybrid(fusion: str) -> HybridRetriever:
@@ -37,7 +41,7 @@ def test_zscores_standardise_and_survive_constant_scores():
 
 
 def test_zscore_fusion_sums_standardised_scores_with_the_cutoff_for_a_missing_side():
-    fused = hybrid("zscore")._candidates("q", 50, None)
+    fused = hybrid("zscore")._candidates("q", 50, None, SNAP)
     z = math.sqrt(1.5)  # z of 0.9 among (0.9, 0.5, 0.1)
     scores = {p.chunk_id: p.score for p in fused}
     assert scores["B"] == pytest.approx(0.0 + 1.0)
@@ -49,7 +53,7 @@ def test_zscore_fusion_sums_standardised_scores_with_the_cutoff_for_a_missing_si
 
 
 def test_rrf_fusion_is_still_available_and_ranks_by_reciprocal_rank():
-    fused = hybrid("rrf")._candidates("q", 50, None)
+    fused = hybrid("rrf")._candidates("q", 50, None, SNAP)
     assert [p.chunk_id for p in fused] == ["B", "A", "D", "C"]
     assert fused[0].score == pytest.approx(1 / 62 + 1 / 61)
 
@@ -90,3 +94,10 @@ def test_an_unknown_fusion_setting_names_the_choices():
 
     with pytest.raises(ConfigError, match="zscore, rrf"):
         Settings.load(env={"RAG_FUSION": "max"})
+
+
+def test_both_sides_of_a_hybrid_read_the_one_snapshot_the_question_took():
+    # so a write finishing between them cannot give a question two versions of a paper
+    h = hybrid("zscore")
+    h._candidates("q", 50, None, SNAP)
+    assert h.dense.snaps == h.bm25.snaps == [SNAP]

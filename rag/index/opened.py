@@ -72,11 +72,12 @@ class Index:
         self._snap = snap
         return snap
 
-    def query(self, vector, n: int, where: dict | None = None) -> list[Hit]:
-        """The store's `n` nearest chunks, seen through the snapshot (`Snapshot.consistent`):
-        the same version of each paper as the BM25 side and the whole-paper view."""
-        snap = self.snapshot()
-        return snap.consistent(self.collection.query(vector, n, where))
+    def query(self, vector, n: int, where: dict | None = None, snap: Snapshot | None = None
+              ) -> list[Hit]:
+        """The store's `n` nearest chunks, seen through `snap` (the current snapshot if none;
+        `Snapshot.consistent`): the same version of each paper as the BM25 side that reads
+        that snapshot."""
+        return (snap or self.snapshot()).consistent(self.collection.query(vector, n, where))
 
     def ensure_snapshot(self) -> None:
         """Make sure the snapshot of the current generation is on disk (loading it if not)."""

@@ -14,6 +14,7 @@ import numpy as np
 from ..models.embedders import embed_query
 from ..index.opened import Index
 from ..index.schema import passage_from
+from ..index.snapshot import Snapshot
 from ..settings import FUSIONS
 from ..types import Passage
 
@@ -50,7 +51,9 @@ class _Base:
         n = max(self.candidates, k * max_per_paper * 3)
         out: list[Passage] = []
         per_paper: dict[str, int] = {}
-        for p in self._candidates(query, n, filters):
+        # One snapshot for the whole question: both sides of a hybrid read the same version of
+        # each paper even if another process finishes a write in between.
+        for p in self._candidates(query, n, filters, self.index.snapshot()):
             if per_paper.get(p.paper_id, 0) >= max_per_paper:
                 continue
             per_paper[p.paper_id] = per_paper.get(p.paper_id, 0) + 1
@@ -62,7 +65,8 @@ class _Base:
             p.rank = rank
         return out
 
-    def _candidates(self, query: str, n: int, filters: Filters | None) -> list[Passage]:
+    def _candidates(self, query: str, n: int, filters: Filters | None, snap: Snapshot
+                    ) -> list[Passage]:
         raise NotImplementedError
 
     def _add_cosine(self, query: str, passages: list[Passage]) -> None:
@@ -89,8 +93,8 @@ def _where(filters: Filters | None) -> dict | None:
 class DenseRetriever(_Base):
     name = "dense"
 
-    def _candidates(self, query, n, filters):
-        hits = self.index.query(self.query_vector(query), n, _where(filters))
+    def _candidates(self, query, n, filters, snap):
+        hits = self.index.query(self.query_vector(query), n, _where(filters), snap)
         out = []
         for h in hits:
             p = passage_from(h.id, h.text, h.meta, h.similarity)
@@ -102,8 +106,7 @@ class DenseRetriever(_Base):
 class BM25Retriever(_Base):
     name = "bm25"
 
-    def _candidates(self, query, n, filters):
-        snap = self.index.snapshot()
+    def _candidates(self, query, n, filters, snap):
         scores = snap.bm25.scores(query)
         if scores.size == 0:
             return []
@@ -155,11 +158,11 @@ class HybridRetriever(_Base):
         self.bm25 = BM25Retriever(index, candidates)
         self.dense.query_vector = self.query_vector  # one query embedding for both sides
 
-    def _candidates(self, query, n, filters):
+    def _candidates(self, query, n, filters, snap):
         fused: dict[str, Passage] = {}
         sides: list[tuple[dict[str, float], float]] = []  # (chunk id -> value, value if absent)
         for side in (self.dense, self.bm25):
-            hits = side._candidates(query, n, filters)
+            hits = side._candidates(query, n, filters, snap)
             if self.fusion == "zscore":
                 values = _zscores([p.scores[side.name] for p in hits])
                 absent = min(values, default=0.0)
