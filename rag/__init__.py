@@ -14,10 +14,10 @@ from typing import Any
 from .errors import RagError
 from .answer.prompts import CANNOT_ANSWER
 from .settings import Settings
-from .types import Answer, Citation, Paper, Passage
+from .types import Answer, Citation, Paper, Passage, Similar
 
-__all__ = ["ask", "ask_stream", "index_corpus", "papers", "Answer", "Citation", "Paper", "Passage",
-           "Settings", "RagError", "CANNOT_ANSWER"]
+__all__ = ["ask", "ask_stream", "index_corpus", "papers", "similar", "Answer", "Citation",
+           "Paper", "Passage", "Similar", "Settings", "RagError", "CANNOT_ANSWER"]
 __version__ = "0.1.0"
 
 
@@ -63,3 +63,22 @@ def papers(corpus: str | None = None, settings: Settings | None = None) -> list[
 
     settings = settings or Settings.load()
     return factory.index(settings, corpus).papers()
+
+
+def similar(paper_id: str, k: int = 10, settings: Settings | None = None,
+            corpus: str | None = None) -> list[Similar]:
+    """The `k` papers most like `paper_id`, best first, by whole-abstract embedding (the mean
+    of each paper's chunk vectors), the paper itself left out.
+
+    Args:
+        paper_id: an id of the index (`rag papers` lists them).
+        k: how many papers to return.
+        settings: the settings to open the index with (loaded if None).
+        corpus: the corpus whose index to read (the settings' corpus if None).
+
+    Raises `rag.errors.PaperNotFoundError` (a RagError) for an id the index does not hold."""
+    from . import factory
+    from .retrieve.similar import similar as _similar
+
+    settings = settings or Settings.load()
+    return _similar(factory.index(settings, corpus), paper_id, k)

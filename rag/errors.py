@@ -18,6 +18,10 @@ class InputError(RagError):
     """A question or a document the user gave cannot be used as it is."""
 
 
+class PaperNotFoundError(InputError):
+    """A paper id names no paper of the index."""
+
+
 class CorpusError(InputError):
     """A corpus file is malformed; the message names the file and, where known, the line."""
 

@@ -25,6 +25,15 @@ class Paper:
 
 
 @dataclass(frozen=True)
+class Similar:
+    """A paper like another one (`rag.similar`): the paper and the cosine of their
+    whole-abstract vectors."""
+
+    paper: Paper
+    score: float
+
+
+@dataclass(frozen=True)
 class Chunk:
     """A token-bounded, sentence-aligned piece of a paper."""
 

@@ -1,4 +1,4 @@
-"""The `rag` command: index, ask, papers, add, remove, serve, eval. Errors become one-line messages.
+"""The `rag` command: index, ask, papers, similar, add, remove, serve, eval. Errors become one-line messages.
 
 It sits at the edge, beside the UI: it imports the library, and dispatches `serve` to
 `rag.ui.app` and `eval` to `rag.eval.run` only when those commands run."""
@@ -91,6 +91,22 @@ def cmd_papers(args) -> int:
     return 0
 
 
+def cmd_similar(args) -> int:
+    import rag
+
+    settings = _settings(args)
+    found = rag.similar(args.paper_id, args.n, settings, settings.corpus)
+    if args.json:
+        print(json.dumps([{"paper_id": s.paper.id, "title": s.paper.title,
+                           "authors": s.paper.authors, "url": s.paper.url,
+                           "score": round(s.score, 6)} for s in found],
+                         ensure_ascii=False, indent=1))
+        return 0
+    for s in found:
+        print(f"{s.score:.3f}\t{s.paper.id}\t{s.paper.title}")
+    return 0
+
+
 def cmd_add(args) -> int:
     from rag.documents import add_documents, upload_pairs
 
@@ -154,6 +170,13 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("papers", help="list the indexed papers")
     common(p)
     p.set_defaults(func=cmd_papers)
+
+    p = sub.add_parser("similar", help="the papers most like one paper (by embedding)")
+    p.add_argument("paper_id", metavar="PAPER_ID", help="a paper id `rag papers` lists")
+    p.add_argument("-k", type=int, default=10, dest="n", help="how many papers (default 10)")
+    p.add_argument("--json", action="store_true", help="print them as one JSON list")
+    common(p)
+    p.set_defaults(func=cmd_similar)
 
     p = sub.add_parser("add", help="add documents (.txt .md .jsonl .pdf) to a corpus")
     p.add_argument("files", nargs="+", metavar="FILE")
