@@ -1,4 +1,5 @@
-"""The `rag` command: index, ask, papers, similar, add, remove, serve, eval. Errors become one-line messages.
+"""The `rag` command: index, ask, papers, similar, add, remove, serve, mcp, eval.
+Errors become one-line messages.
 
 It sits at the edge, beside the UI: it imports the library, and dispatches `serve` to
 `rag.ui.app` and `eval` to `rag.eval.run` only when those commands run."""
@@ -134,6 +135,13 @@ def cmd_serve(args) -> int:
                  no_auth=args.no_auth)
 
 
+def cmd_mcp(args) -> int:
+    from .mcp_server import serve
+
+    return serve(http=args.http, host=args.host, port=args.port, corpus=args.corpus,
+                 auth=args.auth, no_auth=args.no_auth)
+
+
 def cmd_eval(args) -> int:
     from rag.eval.run import add_arguments, main as eval_main
 
@@ -155,6 +163,13 @@ def build_parser() -> argparse.ArgumentParser:
             p.add_argument("--generator", choices=GENERATORS)
             p.add_argument("--list-limit", type=int, dest="list_limit",
                            help="papers a list answer shows (default 5)")
+
+    def binding(p, port: int):
+        p.add_argument("--host", help="address to bind (default 127.0.0.1)")
+        p.add_argument("--port", type=int, help=f"port (default {port})")
+        p.add_argument("--auth", help="user:password, or a file holding such lines")
+        p.add_argument("--no-auth", action="store_true",
+                       help="allow a non-local --host without a login (not recommended)")
 
     p = sub.add_parser("index", help="build or update the index of a corpus")
     common(p)
@@ -190,12 +205,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("serve", help="start the chat UI")
     common(p)
-    p.add_argument("--host", help="address to bind (default 127.0.0.1)")
-    p.add_argument("--port", type=int, help="port (default 7860)")
-    p.add_argument("--auth", help="user:password, or a file holding such lines")
-    p.add_argument("--no-auth", action="store_true",
-                   help="allow a non-local --host without a login (not recommended)")
+    binding(p, 7860)
     p.set_defaults(func=cmd_serve)
+
+    p = sub.add_parser("mcp", help="serve the Model Context Protocol (stdio, or --http)")
+    common(p)
+    p.add_argument("--http", action="store_true",
+                   help="streamable HTTP at http://HOST:PORT/mcp instead of stdio")
+    binding(p, 8765)
+    p.set_defaults(func=cmd_mcp)
 
     # Its arguments (and --help) are rag.eval.run's own, parsed by cmd_eval.
     p = sub.add_parser("eval", help="run the answer-quality evals", add_help=False)

@@ -1,8 +1,35 @@
-"""Plain-text and Markdown renderings of an Answer (the UI has its own HTML rendering)."""
+"""Plain-text and Markdown renderings of an Answer (the UI has its own HTML rendering), and
+what the protocol endpoints (MCP, the OpenAI-compatible API) say about it."""
 
 from __future__ import annotations
 
 from rag.types import Answer
+
+ANSWERED, NOT_STATED, CANNOT_ANSWER = "answered", "not_stated", "cannot_answer"
+
+
+def outcome(answer: Answer) -> str:
+    """answered; not_stated (the paper asked about was found, its abstract does not state
+    the fact: it is cited, unquoted); or cannot_answer (nothing cited)."""
+    if not answer.abstained:
+        return ANSWERED
+    return NOT_STATED if answer.citations else CANNOT_ANSWER
+
+
+def answer_with_references(answer: Answer) -> str:
+    """The answer with its `[n]` markers, then a short numbered reference list and any notes:
+    what a chat client that knows nothing of citations shows.
+
+    Example: "Kernels X avoid it [1].\n\nReferences:\n[1] Title <https://...>"
+    """
+    out = [answer.text]
+    if answer.citations:
+        out += ["", "References:"]
+        out += [f"[{c.n}] {c.passage.title}" + (f" <{c.passage.url}>" if c.passage.url else "")
+                for c in answer.citations]
+    if answer.notices:
+        out += [""] + [f"Note: {note}" for note in answer.notices]
+    return "\n".join(out)
 
 
 def answer_to_text(answer: Answer) -> str:
