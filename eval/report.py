@@ -1,9 +1,10 @@
 """Writing a run: rows.jsonl, summary.json, summary.md with embedded PNG plots, and a text table.
 
-`write(folder, result)` writes everything and returns the paths; `table(result)` is the table
-printed to the terminal (the same numbers as the Markdown). Plots use matplotlib's Agg backend:
-the quality metrics per configuration as grouped bars, and the latency distribution per
-configuration and stage as box plots.
+`write(folder, result)` writes everything (with twins.jsonl, the twins' rows) and returns the
+paths; `table(result)` is the table printed to the terminal (the same numbers as the Markdown),
+`abstention_text(result)` each abstention figure beside the question-only baseline. Plots use
+matplotlib's Agg backend: the quality metrics per configuration as grouped bars, and the
+latency distribution per configuration and stage as box plots.
 """
 
 from __future__ import annotations
@@ -42,7 +43,22 @@ def _rows(result) -> tuple[list[str], list[list[str]]]:
 
 def table(result) -> str:
     """The headline metrics of every configuration as an aligned text table."""
-    header, body = _rows(result)
+    return _text_table(*_rows(result))
+
+
+def abstention_text(result) -> str:
+    """Each abstention figure beside the question-only baseline, as a text table ('' if none)."""
+    from .twin_eval import abstention_table
+
+    header, body = abstention_table(result)
+    if not body:
+        return ""
+    note = result.meta.get("question_only", {}).get("note", "not measured")
+    return (f"\nAbstention beside the question-only baseline ({note}):\n"
+            + _text_table(header, body))
+
+
+def _text_table(header: list[str], body: list[list[str]]) -> str:
     widths = [max(len(r[i]) for r in [header] + body) for i in range(len(header))]
     lines = ["  ".join(c.ljust(w) if i == 0 else c.rjust(w)
                        for i, (c, w) in enumerate(zip(r, widths))) for r in [header] + body]
@@ -127,6 +143,16 @@ def markdown(result, plots: dict[str, bool]) -> str:
     out.append("Retrieval and answer metrics average over answerable questions, abstention "
                "metrics over all; baseline rows rank only. See eval/README.md for definitions.")
     out.append("")
+    from .twin_eval import abstention_table
+
+    header, body = abstention_table(result)
+    if body:
+        note = result.meta.get("question_only", {}).get("note", "not measured")
+        out += ["## Abstention beside the question-only baseline", "",
+                f"Twins: each answerable question asked again of its abstract without the "
+                f"sentences that state the answer (twins.jsonl). Question-only AUROC: a TF-IDF "
+                f"logistic regression on the question text alone ({note}); 0.5 means wording "
+                f"gives nothing away.", "", _md_table(header, body), ""]
     if plots.get("metrics"):
         out += ["![metrics per configuration](metrics.png)", ""]
     if plots.get("latency"):
@@ -146,7 +172,8 @@ def markdown(result, plots: dict[str, bool]) -> str:
         lat = s["latency_ms"]
         out.append("Latency (ms): " + "; ".join(
             f"{st} p50 {v['p50']:.0f}, p95 {v['p95']:.0f}" for st, v in lat.items()))
-        misses = _misses(result.rows[name])
+        misses = _misses(result.rows[name] + [r for r in result.twins.get(name, [])
+                                              if not r["metrics"]["twin_caught"]])
         if misses:
             out += ["", "Misses:", ""] + [f"- {m}" for m in misses[:25]]
         out.append("")
@@ -174,6 +201,11 @@ def write(folder: Path, result, plots: bool = True) -> dict[str, Path]:
         for rows in result.rows.values():
             for r in rows:
                 f.write(json.dumps(r, ensure_ascii=False) + "\n")
+    if result.twins:
+        with (folder / "twins.jsonl").open("w", encoding="utf-8") as f:
+            for rows in result.twins.values():
+                for r in rows:
+                    f.write(json.dumps(r, ensure_ascii=False) + "\n")
     summary = {"meta": result.meta, "configurations": result.summaries}
     (folder / "summary.json").write_text(json.dumps(summary, indent=1, ensure_ascii=False),
                                          encoding="utf-8")

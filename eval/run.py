@@ -40,6 +40,7 @@ class RunResult:
     rows: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # by config name
     summaries: dict[str, dict[str, Any]] = field(default_factory=dict)
     meta: dict[str, Any] = field(default_factory=dict)
+    twins: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # twin rows, by config
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -67,6 +68,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--gate", action="store_true",
                         help="exit 1 if the first configuration misses eval/thresholds.json")
     parser.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    parser.add_argument("--no-twins", action="store_true",
+                        help="skip the twins (questions asked again without their answer)")
 
 
 def index_progress(enabled: bool = True) -> ProgressBar | None:
@@ -182,6 +185,7 @@ def main(args: argparse.Namespace) -> int:
     from . import report
     from .gate import check, load_thresholds
     from .judge import Judge
+    from .twin_eval import add_baseline, run_twins
 
     t0 = time.perf_counter()
     dataset = _select(load_dataset(args.dataset, args.corpus), args.types, args.limit)
@@ -200,6 +204,8 @@ def main(args: argparse.Namespace) -> int:
             print(f"rag eval: the LLM judge is skipped: {judge.reason}", file=sys.stderr)
             judge = None
     result = run(dataset, configs, use_cache=not args.no_cache, judge=judge, progress=progress)
+    twins = [] if args.no_twins or args.retrieval_only else run_twins(
+        result, base, use_cache=not args.no_cache, progress=progress)
     result.meta = {
         "dataset": dataset.name, "questions": len(dataset.questions), "corpus": dataset.corpus,
         "corpus_hash": corpus_hash(base), "git_revision": git_revision(),
@@ -209,13 +215,16 @@ def main(args: argparse.Namespace) -> int:
         "judge_skipped": (judge.reason if judge and judge.reason else None),
         "seconds": round(time.perf_counter() - t0, 1), "command": sys.argv[1:],
     }
+    add_baseline(result, twins)
     out = Path(args.out) if args.out else RESULTS / f"{time.strftime('%Y%m%d-%H%M%S')}-{dataset.name}"
     paths = report.write(out, result, plots=not args.no_plots)
     print(report.table(result))
+    print(report.abstention_text(result))
     for note in dataset.notes:
         print(f"note: {note}")
-    print(f"\n{len(dataset.questions)} questions x {len(configs)} configurations in "
-          f"{result.meta['seconds']:.1f} s; results in {paths['folder']}")
+    print(f"\n{len(dataset.questions)} questions" + (f" (+ {len(twins)} twins)" if twins else "")
+          + f" x {len(configs)} configurations in {result.meta['seconds']:.1f} s; results in "
+          f"{paths['folder']}")
     if thresholds is not None:
         first = next(c for c in configs if not c.baseline)
         failures = check(result.summaries[first.name]["metrics"], thresholds)

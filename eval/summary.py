@@ -8,6 +8,7 @@ Which questions each number averages over, so a reader can tell what it means:
 - stress answered: the stress questions (a near miss asking for a number or name the abstract
   lacks) that got an answer instead of an abstention; each is a candidate fact in the wrong role;
 - abstention precision/recall and false-abstention rate: all questions (see metrics.abstention);
+  near-miss abstention: the near misses; twin abstention (added by eval/twin_eval.py): the twins;
 - latency: every question, per stage of `Answer.timings_ms` (retrieval only: ranking time).
 """
 
@@ -31,6 +32,7 @@ HEADLINE = (("recall@5", "R@5"), ("recall@10", "R@10"), ("mrr@10", "MRR@10"),
             ("author_recall", "AuthR"), ("author_precision", "AuthP"),
             ("title_first", "Title@1"), ("list_noisy_gap", "NoisyGap"),
             ("abstention_precision", "AbstP"), ("abstention_recall", "AbstR"),
+            ("near_miss_abstention", "NearMiss"), ("twin_abstention", "Twins"),
             ("false_abstention_rate", "FalseAbst"), ("stress_answered", "StressAns"),
             ("judge_correct", "Judge"),
             ("latency_retrieve_p50", "ret p50 ms"), ("latency_total_p50", "p50 ms"),
@@ -69,6 +71,9 @@ def summarize(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
             out["abstention"] = {"abstained": s.abstained, "unanswerable": s.unanswerable,
                                  "answerable": s.answerable, "true": s.true_abstentions,
                                  "false": s.false_abstentions}
+        near = [float(r["abstained"]) for r in with_answers if r["type"] == "near_miss"]
+        if near:
+            metrics["near_miss_abstention"], counts["near_miss_abstention"] = mean(near), len(near)
     latency = stage_summary([r["timings_ms"] for r in rows])
     out["latency_ms"] = latency
     for stage in ("retrieve", "total"):

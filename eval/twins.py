@@ -26,8 +26,8 @@ before it (the first kept one with none). Not handled: an answer stated only by 
 then found in the whole abstract and the twin is dropped).
 
 `make_twin` is pure; `twin_rows(split)` gives every twin of a bank split as plain dicts (the
-reader model's training script reads them), `twin_corpus_records` the shipped corpus with the
-twins' abstracts replaced, for `rag eval` to index.
+reader model's training script reads them), `corpus_lines` a corpus with the twins' abstracts
+replaced, for `rag eval` to index (eval/twin_eval.py).
 """
 
 from __future__ import annotations
@@ -141,17 +141,11 @@ def twin_rows(split: str) -> list[dict]:
              "kept": list(t.kept)} for q, p, t in twins_of(dataset.questions, papers)]
 
 
-def twin_corpus_records(split: str) -> Iterator[str]:
-    """The lines of the shipped corpus file (JSONL), with each twin's abstract replaced: the
-    twin corpus of a split (one copy holds all its twins, one per paper)."""
-    from rag.ingest.corpus import corpus_path
-
-    edited = {r["paper_id"]: r["abstract"] for r in twin_rows(split)}
-    for line in corpus_path("icml2024").read_text(encoding="utf-8").splitlines():
-        if not line.strip():
-            continue
-        rec = json.loads(line)
-        if rec.get("id") in edited:
-            rec["abstract"] = edited[rec["id"]]
-            line = json.dumps(rec, ensure_ascii=False)
-        yield line
+def corpus_lines(papers: Iterable, edited: dict[str, str]) -> Iterator[str]:
+    """A corpus as JSONL lines (id, title, authors, url, abstract and the paper's extra
+    fields), each paper's abstract replaced by `edited[paper.id]` where there is one: a twin
+    corpus (one copy holds all the twins of a question set, one per paper)."""
+    for p in papers:
+        yield json.dumps({**p.meta, "id": p.id, "title": p.title, "authors": p.authors,
+                          "url": p.url, "abstract": edited.get(p.id, p.text)},
+                         ensure_ascii=False)

@@ -77,3 +77,95 @@ def test_twin_rows_of_a_split_are_honest_twins(split):
         assert all(contains_fact(s, q.key_facts) for s in r["removed"])
         assert all(s in r["original"] for s in r["removed"] + r["kept"])
         assert len(r["abstract"]) < len(r["original"])
+
+
+# -- the question-only baseline --------------------------------------------------------------
+
+TRAIN = [("What does the Genie paper propose?", True), ("What method does SuDA introduce?", True),
+         ("What does Spider segment?", True), ("What problem does Chunked-TD address?", True),
+         ("What GPU was used to train Genie?", False), ("What learning rate did SuDA use?", False),
+         ("Which GPU trained Spider?", False), ("What learning rate does Chunked-TD use?", False)]
+
+
+def test_the_question_only_baseline_separates_by_wording_and_cannot_separate_twins():
+    from types import SimpleNamespace as Q
+
+    from rag.eval import baseline
+
+    fitted = baseline.fit([q for q, _ in TRAIN], [a for _, a in TRAIN], "toy")
+    held_out = [Q(question="What does the WMDP paper propose?", answerable=True, type="fact"),
+                Q(question="What method does Genie introduce?", answerable=True, type="fact"),
+                Q(question="What GPU was used to train WMDP?", answerable=False,
+                  type="near_miss"),
+                Q(question="Who won the 1998 World Cup?", answerable=False, type="offtopic")]
+    scores = fitted.score([q.question for q in held_out])
+    assert scores[0] > 0.5 > scores[2]
+    figures = baseline.figures(fitted, held_out,
+                               [(q.question, q.question) for q in held_out[:2]])
+    assert figures["near_miss"] == {"auroc": 1.0, "answerable": 2, "unanswerable": 1}
+    assert figures["unanswerable"]["unanswerable"] == 2
+    # the off-topic question shares no word with the training set: it scores in between
+    assert figures["unanswerable"]["auroc"] == pytest.approx(
+        sum((p > n) + 0.5 * (p == n) for p in scores[:2] for n in scores[2:]) / 4)
+    assert figures["twins"] == {"auroc": 0.5, "answerable": 2, "unanswerable": 2}
+    with pytest.raises(ValueError):
+        baseline.fit(["a?", "b?"], [True, True])
+
+
+def test_the_baseline_fitted_on_train_reads_the_bank_near_misses_by_wording():
+    from rag.eval import baseline
+    from rag.eval.datasets import load_dataset
+
+    figures = baseline.figures(baseline.fit_on_train(), load_dataset("icml2024-dev").questions)
+    assert figures["near_miss"]["auroc"] > 0.85  # the trap the twins exist for
+
+
+# -- `rag eval` reports them -------------------------------------------------------------------
+
+
+def test_rag_eval_reports_twin_abstention_beside_the_baseline_on_a_tiny_seed_run(
+        copy_of_seed_home, tmp_path, monkeypatch, capsys):
+    import argparse
+    import json
+
+    from rag.eval import run
+    from rag.eval.datasets import load_questions
+
+    picked = [q for q in load_questions() if q.type == "fact"][:4]
+    picked += [q for q in load_questions() if q.type == "near_miss"][:2]
+    lines = [json.dumps({"id": q.id, "question": q.question, "type": q.type, "gold": list(q.gold),
+                         "answerable": q.answerable, "key_facts": list(q.key_facts),
+                         "near_paper": q.near_paper}) for q in picked]
+    questions = tmp_path / "tiny.jsonl"
+    questions.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    monkeypatch.setenv("RAG_HOME", str(copy_of_seed_home))
+    parser = argparse.ArgumentParser()
+    run.add_arguments(parser)
+    out = tmp_path / "out"
+    args = parser.parse_args(["--dataset", str(questions), "--corpus", "seeds", "--no-baselines",
+                              "--no-plots", "--out", str(out)])
+    assert run.main(args) == 0
+    printed = capsys.readouterr().out
+    assert "Abstention beside the question-only baseline" in printed
+
+    summary = json.loads((out / "summary.json").read_text())
+    (config,) = summary["configurations"].values()
+    twins = [json.loads(line) for line in (out / "twins.jsonl").read_text().splitlines()]
+    assert len(twins) == config["counts"]["twin_abstention"] >= 3
+    caught = sum(r["metrics"]["twin_caught"] for r in twins)
+    assert config["metrics"]["twin_abstention"] == pytest.approx(caught / len(twins))
+    assert config["counts"]["near_miss_abstention"] == 2
+    figures = summary["meta"]["question_only"]["figures"]
+    assert figures["twins"]["auroc"] == 0.5 and 0 <= figures["near_miss"]["auroc"] <= 1
+    assert "| twins |" in (out / "summary.md").read_text()
+
+    # each twin was asked of the twin corpus, whose index holds the edited abstract
+    import rag
+    from rag.settings import Settings
+
+    corpus = config["twins"]["corpus"]
+    indexed = {p.id: p.text for p in rag.papers(corpus, Settings.load(corpus=corpus))}
+    for r in twins:
+        assert r["id"].endswith("~twin") and r["paper"] in indexed
+        original = next(q for q in picked if r["id"] == q.id + "~twin")
+        assert not contains_fact(indexed[r["paper"]], original.key_facts)
