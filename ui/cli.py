@@ -1,4 +1,4 @@
-"""The `rag` command: index, ask, papers, similar, add, remove, serve, mcp, eval.
+"""The `rag` command: index, ask, papers, similar, add, remove, serve, mcp, api, eval.
 Errors become one-line messages.
 
 It sits at the edge, beside the UI: it imports the library, and dispatches `serve` to
@@ -142,6 +142,13 @@ def cmd_mcp(args) -> int:
                  auth=args.auth, no_auth=args.no_auth)
 
 
+def cmd_api(args) -> int:
+    from .openai_api import serve
+
+    return serve(host=args.host, port=args.port, corpus=args.corpus, auth=args.auth,
+                 no_auth=args.no_auth)
+
+
 def cmd_eval(args) -> int:
     from rag.eval.run import add_arguments, main as eval_main
 
@@ -214,6 +221,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="streamable HTTP at http://HOST:PORT/mcp instead of stdio")
     binding(p, 8765)
     p.set_defaults(func=cmd_mcp)
+
+    p = sub.add_parser("api", help="serve only the OpenAI-compatible API (/v1)")
+    common(p)
+    binding(p, 8000)
+    p.set_defaults(func=cmd_api)
 
     # Its arguments (and --help) are rag.eval.run's own, parsed by cmd_eval.
     p = sub.add_parser("eval", help="run the answer-quality evals", add_help=False)
