@@ -80,9 +80,11 @@ def run_twins(result, base: Settings, use_cache: bool = True, progress: bool = T
     twins asked ([] when the dataset has none or nothing answers)."""
     from .run import ensure_index, run
 
-    questions, edited = twin_questions(result.dataset)
     configs = [c for c in result.configs if c.with_answer and not c.baseline]
-    if not questions or not configs or not result.dataset.answers:
+    if not configs or not result.dataset.answers:
+        return []
+    questions, edited = twin_questions(result.dataset)
+    if not questions:
         return []
     corpus = write_twin_corpus(result.dataset, edited, base.home_path)
     ensure_index(base.replace(corpus=corpus), progress=index_progress)
