@@ -5,6 +5,7 @@
     python -m rag.bench.run --only latency --scale50k
     python -m rag.bench.run --skip embedding --rounds 3
     python -m rag.bench.run --only local [--local-model 0.5b]   # the local LLM ([local] extra)
+    python -m rag.bench.run --only protocols     # MCP and /v1 latency over rag.ask()
 
 The first run builds the ICML 2024 index in bench/results/home (about 10 minutes of embedding
 on 2 free cores) and keeps it for the next runs.
@@ -20,7 +21,8 @@ from pathlib import Path
 
 from .measure import ROUNDS
 
-SECTIONS = ("ingest", "reindex", "latency", "coldstart", "memory", "embedding", "local")
+SECTIONS = ("ingest", "reindex", "latency", "coldstart", "memory", "embedding", "local",
+            "protocols")
 
 
 def parse(argv=None) -> argparse.Namespace:
@@ -41,6 +43,8 @@ def parse(argv=None) -> argparse.Namespace:
                    help="the local LLM the `local` section measures")
     p.add_argument("--local-questions", type=int, default=30,
                    help="questions that must reach the local model (p50 over them)")
+    p.add_argument("--protocols-corpus", default="icml2024",
+                   help="corpus of the protocols section (default icml2024)")
     p.add_argument("--home", help="data directory of the local section's icml2024 index "
                                   "(default: bench/results/home)")
     return p.parse_args(argv)
@@ -53,7 +57,7 @@ def main(argv=None) -> int:
     for key in ("OPENAI_API_KEY", "OPENAI_BASE_URL"):
         os.environ.pop(key, None)  # extractive figures; no LLM endpoint is involved
     args = parse(argv)
-    from . import embedding, ingest, latency, local_llm, startup
+    from . import embedding, ingest, latency, local_llm, protocols, startup
     from .measure import Report, table
 
     sections = [s for s in (args.only or SECTIONS) if s not in args.skip]
@@ -79,6 +83,8 @@ def main(argv=None) -> int:
         elif name == "local":
             local_llm.run(report, args.local_model, args.local_questions,
                           Path(args.home) if args.home else None)
+        elif name == "protocols":
+            protocols.run(report, args.protocols_corpus)
         report.details.setdefault("section_seconds", {})[name] = time.perf_counter() - t
     path = report.save()
     print()

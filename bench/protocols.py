@@ -1,0 +1,118 @@
+"""What the protocol endpoints add to an answer's latency: `rag.ask()` beside the MCP `ask` tool
+(the SDK's in-memory client, in this process) and `POST /v1/chat/completions` (non-streaming,
+over HTTP to a real `rag serve` on 127.0.0.1), side by side in one run.
+
+    python -m rag.bench.run --only protocols          # icml2024 (the index is built if missing)
+    python -m rag.bench.run --only protocols --protocols-corpus seeds
+
+The same 50 questions (the first 50 of `latency.questions()`: seed questions) go through all
+three, interleaved question by question, the order rotated each question (ask, MCP, HTTP, then
+MCP, HTTP, ask, ...) so no path always goes first; 5 untimed warm-up questions first. The
+extractive generator, so no LLM time hides the overhead. The added latency is the p50 of each
+question's difference to its own `rag.ask()` time, and the difference of the p50s is shown too.
+"""
+
+from __future__ import annotations
+
+import socket
+import time
+
+import numpy as np
+
+from .measure import BENCH_HOME, Report, Row, summarize
+
+QUESTIONS = 50
+WARMUP = 5
+GOAL_MS = 20.0  # issue 23: each protocol within 20 ms of rag.ask()
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def measure(corpus: str = "icml2024", n: int = QUESTIONS) -> dict:
+    """Per-question times in ms of each path: {"ask": [...], "thread": [...], "mcp": [...],
+    "http": [...]} ("thread": rag.ask() in a worker thread)."""
+    import anyio
+    import httpx
+    from mcp import Client
+
+    import rag
+    from rag.settings import Settings
+    from rag.ui.launch import ensure_index, warm_up
+    from rag.ui.mcp_server import build_server
+
+    from .latency import questions
+    from .startup import start_serve, stop
+
+    settings = Settings.load(home=str(BENCH_HOME), corpus=corpus, generator="extractive",
+                             env={})
+    ensure_index(settings)
+    warm_up(settings)
+    qs = questions()[: WARMUP + n]
+    port = _free_port()
+    server = start_serve(corpus, port)
+    url = f"http://127.0.0.1:{port}/v1/chat/completions"
+    times: dict[str, list[float]] = {"ask": [], "thread": [], "mcp": [], "http": []}
+    try:
+        http = httpx.Client(timeout=300)
+        deadline = time.monotonic() + 300  # the port opens before /v1 answers
+        while http.get(f"http://127.0.0.1:{port}/v1/models").status_code != 200:
+            assert time.monotonic() < deadline, "rag serve's /v1 did not come up"
+            time.sleep(0.5)
+
+        async def run() -> None:
+            async with Client(build_server(settings)) as mcp:
+                async def ask(q):
+                    rag.ask(q, settings=settings)
+
+                async def thread(q):  # as both servers call it
+                    await anyio.to_thread.run_sync(lambda: rag.ask(q, settings=settings))
+
+                async def tool(q):
+                    result = await mcp.call_tool("ask", {"question": q})
+                    assert not result.is_error, result.content[0].text
+
+                async def post(q):
+                    r = http.post(url, json={"model": "icml-rag", "messages": [
+                        {"role": "user", "content": q}]})
+                    assert r.status_code == 200, r.text
+
+                paths = [("ask", ask), ("thread", thread), ("mcp", tool), ("http", post)]
+                for i, q in enumerate(qs):
+                    turn = paths[i % 4:] + paths[: i % 4]
+                    for name, fn in turn:
+                        t = time.perf_counter()
+                        await fn(q)
+                        if i >= WARMUP:
+                            times[name].append((time.perf_counter() - t) * 1000)
+
+        anyio.run(run)
+        http.close()
+    finally:
+        stop(server)
+    return times
+
+
+def run(report: Report, corpus: str = "icml2024") -> None:
+    times = measure(corpus)
+    ask, thread = np.asarray(times["ask"]), np.asarray(times["thread"])
+    base, in_thread = summarize(times["ask"]), summarize(times["thread"])
+    report.add(Row("protocols", f"{corpus}: rag.ask() p50", base["p50"], "ms",
+                   note=f"{base['n']} questions, extractive, p95 {base['p95']:.0f} ms; in a "
+                        f"worker thread (as the servers call it) p50 {in_thread['p50']:.1f} ms"))
+    details = {"ask": base, "thread": in_thread}
+    for name, label in (("mcp", "MCP ask tool (in-memory client)"),
+                        ("http", "POST /v1/chat/completions (HTTP, rag serve)")):
+        stats = summarize(times[name])
+        added = float(np.percentile(np.asarray(times[name]) - ask, 50))
+        over_thread = float(np.percentile(np.asarray(times[name]) - thread, 50))
+        details[name] = {**stats, "added_p50": added, "added_p50_over_thread": over_thread}
+        report.add(Row("protocols", f"{corpus}: {label}: added p50", added, "ms",
+                       goal=f"< {GOAL_MS:.0f}",
+                       note=f"its p50 {stats['p50']:.1f} ms; difference of p50s "
+                            f"{stats['p50'] - base['p50']:+.1f} ms; added over the "
+                            f"worker-thread ask {over_thread:+.1f} ms"))
+    report.details["protocols"] = {"corpus": corpus, "times_ms": times, **details}
