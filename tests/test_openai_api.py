@@ -144,6 +144,15 @@ def test_a_stream_ends_in_a_chunk_that_carries_the_citations(client, settings):
     assert len({c.id for c in chunks}) == 1
 
 
+def test_a_completion_says_how_long_the_server_took_to_answer(server):
+    t = time.perf_counter()
+    r = httpx.post(server + "/v1/chat/completions", timeout=300,
+                   json={"model": "icml-rag", "messages": user(QUESTION)})
+    elapsed_ms = (time.perf_counter() - t) * 1000
+    name, _, duration = r.headers["server-timing"].partition(";dur=")
+    assert name == "ask" and 0 < float(duration) <= elapsed_ms
+
+
 def test_an_abstention_is_an_ordinary_answer(client):
     reply = client.chat.completions.create(model="icml-rag-extractive", messages=user(COOKIES))
     message = reply.choices[0].message

@@ -197,7 +197,8 @@ class ChatApi:
             "choices": [{"index": 0, "finish_reason": "stop", "logprobs": None, "message": {
                 "role": "assistant", "content": answer_with_references(answer),
                 "refusal": None, "citations": found, "outcome": outcome(answer),
-                "notices": list(answer.notices)}}]})
+                "notices": list(answer.notices)}}]},
+            headers={"Server-Timing": f"ask;dur={answer.timings_ms.get('total', 0.0):.1f}"})
 
     async def _ask(self, question: str, history: list, overrides: dict) -> Answer:
         try:
