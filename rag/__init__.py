@@ -14,10 +14,11 @@ from typing import Any
 from .errors import RagError
 from .answer.prompts import CANNOT_ANSWER
 from .settings import Settings
-from .types import Answer, Citation, Paper, Passage, Similar
+from .types import Answer, Citation, Paper, PaperMap, Passage, Similar
 
-__all__ = ["ask", "ask_stream", "index_corpus", "papers", "similar", "Answer", "Citation",
-           "Paper", "Passage", "Similar", "Settings", "RagError", "CANNOT_ANSWER"]
+__all__ = ["ask", "ask_stream", "index_corpus", "papers", "similar", "paper_map", "Answer",
+           "Citation", "Paper", "PaperMap", "Passage", "Similar", "Settings", "RagError",
+           "CANNOT_ANSWER"]
 __version__ = "0.1.0"
 
 
@@ -82,3 +83,15 @@ def similar(paper_id: str, k: int = 10, settings: Settings | None = None,
 
     settings = settings or Settings.load()
     return _similar(factory.index(settings, corpus), paper_id, k)
+
+
+def paper_map(corpus: str | None = None, settings: Settings | None = None) -> PaperMap:
+    """The map of the conference: every paper's 2-D position (from its whole-abstract
+    embedding), the clusters over them with their labels, uploads placed and marked. Drawn
+    the first time it is asked for (tens of seconds for the 2,634 ICML papers) and kept with
+    the index; see `rag.index.paper_map`."""
+    from . import factory
+    from .index.paper_map import paper_map as _map
+
+    settings = settings or Settings.load()
+    return _map(factory.index(settings, corpus))

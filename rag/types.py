@@ -34,6 +34,40 @@ class Similar:
 
 
 @dataclass(frozen=True)
+class MapPoint:
+    """One paper on the map of the conference (`rag.paper_map`)."""
+
+    paper_id: str
+    title: str
+    authors: str
+    x: float
+    y: float
+    cluster: int  # index into PaperMap.clusters; -1 for an upload (not clustered)
+    upload: bool = False  # a user's uploaded document, placed on the conference's map
+
+
+@dataclass(frozen=True)
+class Cluster:
+    """A region of the map: its papers' distinctive words, and where to write them."""
+
+    id: int
+    label: str
+    x: float
+    y: float
+    size: int
+
+
+@dataclass
+class PaperMap:
+    """Every paper's 2-D position, the clusters over them and their labels."""
+
+    points: list[MapPoint]
+    clusters: list[Cluster]
+    generation: str = ""  # the index generation it was drawn for
+    seconds: float = 0.0  # time the layout took when it was computed (0 when read back)
+
+
+@dataclass(frozen=True)
 class Chunk:
     """A token-bounded, sentence-aligned piece of a paper."""
 
