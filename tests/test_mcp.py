@@ -307,3 +307,24 @@ def test_rag_mcp_http_needs_the_login_when_one_is_set(copy_of_seed_home, tmp_pat
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+@pytest.mark.parametrize("command", [["mcp", "--http"], ["api"]])
+def test_another_address_without_a_login_is_refused(command, copy_of_seed_home):
+    out = subprocess.run([sys.executable, "-m", "rag.ui.cli", *command, "--host", "0.0.0.0",
+                          "--port", str(free_port())], cwd=ROOT, env=rag_env(copy_of_seed_home),
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 1 and out.stdout == ""
+    assert out.stderr.startswith("rag: error: refusing to serve on 0.0.0.0 without a login")
+    assert len(out.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("header, ok", [
+    ("Bearer ann:s3cret", True), ("bearer ann:s3cret", True), ("Bearer bob:pw", True),
+    ("Bearer ann:wrong", False), ("Bearer s3cret", False), ("Basic ann:s3cret", False),
+    ("Bearer ", False), (None, False)])
+def test_the_login_rule_of_the_http_endpoints(header, ok):
+    from rag.ui.asgi import bearer_ok
+
+    assert bearer_ok(header, [("ann", "s3cret"), ("bob", "pw")]) is ok
+    assert bearer_ok(header, None) is True  # no logins: nothing is asked
