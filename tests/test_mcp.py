@@ -158,7 +158,7 @@ def test_search_by_author_keeps_only_their_papers(server, settings):
 
 def test_search_errors(server):
     assert error_text(call(server, "search_papers", query="diffusion", k=0)) == \
-        "rag: error: k must be between 1 and 50 papers (got 0)"
+        "rag: error: k must be between 1 and 50 (got 0)"
     assert error_text(call(server, "search_papers", query="  ")).startswith(
         "rag: error: the query is empty")
     ambiguous = error_text(call(server, "search_papers", query="diffusion", author="Wang"))
@@ -217,7 +217,7 @@ def test_similar_papers_are_rag_similar(server, settings):
     assert [p["score"] for p in got["papers"]] == [round(s.score, 6) for s in want]
     assert GP_PAPER not in [p["paper_id"] for p in got["papers"]]
     assert error_text(call(server, "similar_papers", paper_id=GP_PAPER, k=51)) == \
-        "rag: error: k must be between 1 and 50 papers (got 51)"
+        "rag: error: k must be between 1 and 50 (got 51)"
 
 
 def test_a_paper_is_a_resource(server, settings):

@@ -169,9 +169,9 @@ def _one_line_errors(fn: Callable[..., CallToolResult]) -> Callable[..., CallToo
     return wrapper
 
 
-def _k(k: int, what: str) -> int:
+def _k(k: int) -> int:
     if not 1 <= k <= MAX_K:
-        raise InputError(f"k must be between 1 and {MAX_K} {what} (got {k})")
+        raise InputError(f"k must be between 1 and {MAX_K} (got {k})")
     return k
 
 
@@ -193,7 +193,7 @@ def build_server(settings: Settings | None = None) -> MCPServer:
     """The MCP server over the index `settings` name (loaded from the environment if None)."""
     settings = settings or Settings.load()
     server = _Server(NAME, instructions=INSTRUCTIONS, version=rag.__version__,
-                       log_level="WARNING")
+                     log_level="WARNING")
 
     def paper(paper_id: str) -> Paper:
         found = factory.index(settings).paper(paper_id)
@@ -223,7 +223,7 @@ def build_server(settings: Settings | None = None) -> MCPServer:
     ) -> Annotated[CallToolResult, SearchResult]:
         """Papers ranked for a query (dense and BM25 retrieval fused), each with the passages
         that matched and their scores."""
-        _k(k, "papers")
+        _k(k)
         if not query.strip():
             raise InputError("the query is empty; give words to search for")
         filters = None
@@ -291,7 +291,7 @@ def build_server(settings: Settings | None = None) -> MCPServer:
             k: Annotated[int, Field(description=f"papers to return, 1-{MAX_K}")] = 10,
     ) -> Annotated[CallToolResult, SimilarResult]:
         """The papers nearest to one paper by whole-abstract embedding, best first."""
-        found = rag.similar(paper_id, _k(k, "papers"), settings)
+        found = rag.similar(paper_id, _k(k), settings)
         out = SimilarResult(paper_id=paper_id, papers=[
             SimilarPaper(paper_id=s.paper.id, title=s.paper.title, authors=s.paper.authors,
                          url=s.paper.url, score=round(float(s.score), 6)) for s in found])
