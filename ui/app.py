@@ -87,7 +87,8 @@ def serve(host: str | None = None, port: int | None = None, corpus: str | None =
     launch.warm_up(settings)
     demo = build_app(settings)
     print(f"rag serve: http://{host}:{port} (corpus {settings.corpus}, generator "
-          f"{settings.generator}{', login required' if logins else ''})", flush=True)
+          f"{settings.generator}{', login required' if logins else ''}; OpenAI-compatible "
+          f"API at http://{host}:{port}/v1)", flush=True)
     try:
         launch_app(demo, settings, host, port, logins, block=True)
     except OSError as exc:  # the port is taken, or the address is not this machine's
