@@ -57,7 +57,8 @@ def main(argv: list[str] | None = None) -> int:
 
         from .train import WEIGHTS, Recipe, train
 
-        recipe = Recipe(limit=args.limit, **({"epochs": args.epochs} if args.epochs else {}))
+        recipe = Recipe(**({"limit": args.limit} if args.limit else {}),
+                        **({"epochs": args.epochs} if args.epochs else {}))
         manifest = train(recipe, Path(args.out) if args.out else WEIGHTS,
                          rebuild=not args.no_build)
         print(json.dumps({k: manifest[k] for k in ("questions", "pairs", "epoch", "dev",

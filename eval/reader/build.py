@@ -40,11 +40,14 @@ class Built:
         return hashlib.sha256(DATA.read_bytes()).hexdigest()
 
 
-def written_rows() -> list[dict]:
-    """Every row of eval/datasets/reader/{team,local}/*.jsonl, in path then line order."""
+def written_rows(last_batch: int | None = None) -> list[dict]:
+    """Every row of eval/datasets/reader/{team,local}/batch-NNN.jsonl (NNN up to `last_batch`
+    when given), in path then line order."""
     out = []
     for source in SOURCES:
-        for path in sorted((DATASETS / "reader" / source).glob("*.jsonl")):
+        for path in sorted((DATASETS / "reader" / source).glob("batch-*.jsonl")):
+            if last_batch is not None and int(path.stem.split("-")[1]) > last_batch:
+                continue
             for line in path.read_text(encoding="utf-8").splitlines():
                 if line.strip():
                     out.append(json.loads(line))
@@ -107,12 +110,12 @@ class _Found:
         return self.cache[question]
 
 
-def build(out=sys.stderr) -> Built:
+def build(out=sys.stderr, last_batch: int | None = None) -> Built:
     papers = {p["paper_id"]: p for p in eligible()}
     found = _Found(out)
     built = Built(rows=[])
     seen: set[tuple[str, str]] = set()
-    for row in written_rows():
+    for row in written_rows(last_batch):
         kind = row.get("writer", "?").split(":")[0]
         built.written[kind] = built.written.get(kind, 0) + 1
         reason = None

@@ -8,7 +8,8 @@ score for a question is its best sentence's. Two AUROCs, both "answerable above 
 - `near_miss_auroc`: the split's answerable one-paper questions against their gold paper
   (positive) and its near-miss questions against their near paper (negative).
 
-`cosine_scorer` (MiniLM bi-encoder cosine, the pipeline's signal before the reader) is the
+`answer_threshold` chooses, on dev, the paper score under which the reader says the abstract
+does not state the answer. `cosine_scorer` (MiniLM bi-encoder cosine, the pipeline's signal before the reader) is the
 baseline beside them.
 """
 
@@ -21,11 +22,12 @@ import numpy as np
 
 from rag.models.reader import pair_text
 
-from ..metrics.abstention import auroc
+from ..metrics.abstention import at_threshold, auroc, choose_threshold
 from ..twins import twin_rows
 from .papers import DATASETS, corpus, sentences
 
 Scorer = Callable[[str, Sequence[str]], np.ndarray]
+MAX_FALSE = 0.03  # of answerable dev questions the reader may turn away (the gate's budget is 0.05)
 
 
 def paper_score(scorer: Scorer, question: str, title: str, sents: Sequence[str]) -> float:
@@ -38,23 +40,50 @@ def _bank(split: str) -> list[dict]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
 
 
-def figures(scorer: Scorer, split: str = "dev") -> dict[str, float | int]:
+def paper_scores(scorer: Scorer, split: str = "dev") -> dict[str, list[float]]:
+    """Each question's paper score, by kind: the split's answerable one-paper questions on
+    their gold paper, its near misses on their near paper, its twins on the original
+    abstract (`twin_original`) and on the one that lost the answer (`twin`)."""
     twins = twin_rows(split)
-    pos = [paper_score(scorer, t["question"], t["title"], sentences(t["original"])) for t in twins]
-    neg = [paper_score(scorer, t["question"], t["title"], t["kept"]) for t in twins]
-    twin = auroc(pos + neg, [True] * len(pos) + [False] * len(neg))
+    out: dict[str, list[float]] = {
+        "twin_original": [paper_score(scorer, t["question"], t["title"],
+                                      sentences(t["original"])) for t in twins],
+        "twin": [paper_score(scorer, t["question"], t["title"], t["kept"]) for t in twins],
+        "answerable": [], "near_miss": []}
     papers = {p["id"]: p for p in corpus()}
-    a, n = [], []
     for q in _bank(split):
         if q.get("answerable") and len(q.get("gold") or []) == 1 and q["type"] != "list":
-            p = papers[q["gold"][0]]
-            a.append(paper_score(scorer, q["question"], p["title"], sentences(p["abstract"])))
+            p, kind = papers[q["gold"][0]], "answerable"
         elif not q.get("answerable") and q.get("near_paper") in papers:
-            p = papers[q["near_paper"]]
-            n.append(paper_score(scorer, q["question"], p["title"], sentences(p["abstract"])))
-    near = auroc(a + n, [True] * len(a) + [False] * len(n))
-    return {"twin_auroc": round(twin, 4), "near_miss_auroc": round(near, 4),
-            "twins": len(twins), "answerable": len(a), "near_misses": len(n)}
+            p, kind = papers[q["near_paper"]], "near_miss"
+        else:
+            continue
+        out[kind].append(paper_score(scorer, q["question"], p["title"], sentences(p["abstract"])))
+    return out
+
+
+def figures(scorer: Scorer, split: str = "dev",
+            scores: dict[str, list[float]] | None = None) -> dict[str, float | int]:
+    s = scores or paper_scores(scorer, split)
+    pos, neg = s["twin_original"], s["twin"]
+    a, n = s["answerable"], s["near_miss"]
+    return {"twin_auroc": round(auroc(pos + neg, [True] * len(pos) + [False] * len(neg)), 4),
+            "near_miss_auroc": round(auroc(a + n, [True] * len(a) + [False] * len(n)), 4),
+            "twins": len(pos), "answerable": len(a), "near_misses": len(n)}
+
+
+def answer_threshold(scores: dict[str, list[float]], max_false: float = MAX_FALSE) -> dict:
+    """The reader's own threshold: the paper score under which the gate says the abstract
+    does not state it, chosen on dev as the gate's is (the highest abstention recall on near
+    misses and twins with at most `max_false` of answerable questions turned away)."""
+    a, bad = scores["answerable"], scores["near_miss"] + scores["twin"]
+    values, ok = a + bad, [True] * len(a) + [False] * len(bad)
+    t = choose_threshold(values, ok, sorted(set(values) | {0.0, 1.0}), max_false)
+    at = at_threshold(values, ok, t)
+    caught = lambda xs: round(sum(x < t for x in xs) / max(1, len(xs)), 4)  # noqa: E731
+    return {"threshold": round(float(t), 6), "false_abstention": round(at.false_abstention_rate
+                                                                       or 0.0, 4),
+            "near_misses_caught": caught(scores["near_miss"]), "twins_caught": caught(scores["twin"])}
 
 
 def cosine_scorer() -> Scorer:

@@ -34,7 +34,7 @@ import numpy as np
 from ..errors import RagError
 
 WEIGHTS = Path(__file__).resolve().parent / "reader"
-MAX_TOKENS = 160  # question + sentence + context; longer pairs are cut from the longer side
+MAX_TOKENS = 128  # question + sentence + context; longer pairs are cut from the longer side
 BATCH = 32
 
 
