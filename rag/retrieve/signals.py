@@ -67,8 +67,11 @@ def question_terms(query: str, idf: Idf | None) -> dict[str, float]:
 
 
 def compute(query: str, passages: list[Passage], idf: Idf | None,
-            background: Background) -> Signals:
-    """The signals of one retrieved list (best first; whole abstracts)."""
+            background: Background, scores: list[list[float]] | None = None) -> Signals:
+    """The signals of one retrieved list (best first; whole abstracts). `scores`, the
+    question's sentence scores (`sentences.py`), add `reader_best`, the top paper's best
+    sentence score: recorded beside the fitted features, for a gate refitted on a reader
+    model's scores to read."""
     if not passages:
         return Signals(dict.fromkeys(FEATURES, 0.0))
     cosines = [p.scores.get("dense", 0.0) for p in passages]
@@ -111,4 +114,6 @@ def compute(query: str, passages: list[Passage], idf: Idf | None,
         "rarest_present": float(any(t in everything | title for t, w in asked.items()
                                     if w == max(asked.values()))),
     }
+    if scores:
+        values["reader_best"] = max(scores[0], default=0.0)
     return Signals(values)
