@@ -23,7 +23,8 @@ LINE_LIMIT = 400
 FOLDERS = {"rag": "rag", "seeds": "rag.seeds", "ui": "rag.ui", "eval": "rag.eval",
            "bench": "rag.bench"}
 # Rank of each part of the package; a module may import only ranks up to its own.
-FOUNDATION = ("rag.types", "rag.settings", "rag.errors", "rag.text", "rag.progress", "rag.models",
+FOUNDATION = ("rag.types", "rag.settings", "rag.errors", "rag.text", "rag.lexicon", "rag.progress",
+              "rag.models",
               "rag.seeds")
 STAGES = ("rag.ingest", "rag.index", "rag.retrieve", "rag.answer", "rag.check")
 # The assembled library, in the order it builds up: each may import only those before it.
@@ -161,3 +162,38 @@ def test_the_library_loads_no_ui_eval_or_bench_module(seed_home, tmp_path):
                                                        ["rag", "bench"])
              or m.split(".")[0] in ("ui", "bench")]
     assert edges == []
+
+
+def _word_list(node: ast.AST) -> bool:
+    """Whether a module-level value is a list of words: a string of 6+ words split or
+    stemmed, or a set or dict literal of 6+ strings."""
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Call) and getattr(sub.func, "id", getattr(sub.func, "attr", "")) \
+                in ("frozenset", "tokenize", "content_terms", "split"):
+            if any(isinstance(s, ast.Constant) and isinstance(s.value, str)
+                   and len(s.value.split()) >= 6 for s in ast.walk(sub)):
+                return True
+        if isinstance(sub, (ast.Set, ast.Dict)):
+            items = sub.elts if isinstance(sub, ast.Set) else sub.keys
+            if sum(isinstance(s, ast.Constant) and isinstance(s.value, str) for s in items) >= 6:
+                return True
+    return False
+
+
+def test_word_lists_live_in_the_lexicon_each_once():
+    import rag.lexicon as lexicon
+
+    elsewhere = []
+    for module, path in modules().items():
+        if module == "rag.lexicon" or rank(module) == 7:  # the edges' lists are not words
+            continue
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.Assign) and _word_list(node.value):
+                elsewhere.append(f"{module}: {ast.unparse(node.targets[0])}")
+    assert elsewhere == [], "word lists outside rag/lexicon.py"
+    lists = {name: value for name, value in vars(lexicon).items()
+             if name.isupper() and isinstance(value, (frozenset, set, dict, tuple))}
+    assert len(lists) >= 20
+    values = [repr(sorted(v.items()) if isinstance(v, dict) else sorted(map(str, v)))
+              for v in lists.values()]
+    assert len(set(values)) == len(values), "two lexicon lists hold the same words"

@@ -30,6 +30,7 @@ from typing import Protocol, Sequence
 
 import numpy as np
 
+from ..lexicon import NUMBER_WORDS
 from ..ingest.chunking import split_sentences
 from .citations import MARKER, Checked, markers_before_end
 from .focus import asked_terms, off_focus
@@ -46,12 +47,7 @@ MIN_CITATION_COVERAGE = 0.5
 MIN_CITATION_GAIN = 0.25  # or it backs a part the kept citations don't ("A does X and B does Y")
 
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*")
-_NUMBER_WORDS = {
-    "two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "seven": "7", "eight": "8",
-    "nine": "9", "ten": "10", "twice": "2", "double": "2", "half": "2", "triple": "3",
-    "thrice": "3",
-}
-_NUMBER_WORD = re.compile(rf"\b({'|'.join(_NUMBER_WORDS)})\b", re.I)
+_NUMBER_WORD = re.compile(rf"\b({'|'.join(NUMBER_WORDS)})\b", re.I)
 
 
 def numbers(text: str) -> set[str]:
@@ -73,7 +69,7 @@ def unbacked_numbers(claim: str, evidence: list[str]) -> set[str]:
     backed: set[str] = set()
     for text in evidence:
         backed |= numbers(text)
-        backed |= {_NUMBER_WORDS[w.lower()] for w in _NUMBER_WORD.findall(text)}
+        backed |= {NUMBER_WORDS[w.lower()] for w in _NUMBER_WORD.findall(text)}
     return stated - backed
 
 

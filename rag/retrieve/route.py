@@ -36,6 +36,7 @@ import dataclasses
 import re
 from dataclasses import dataclass
 
+from ..lexicon import NAME_OPENERS, NOT_NAME
 from .authors import AuthorMatch
 from .catalog import Catalog
 
@@ -116,16 +117,8 @@ _COMPARE = [re.compile(p, _I) for p in (
     r"^(?:how\s+(?:does|do|is|are)\s+)?(?P<a>.+?)\s+compare[sd]?\s+(?:to|with|against)\s+"
     r"(?P<b>.+)$",
     r"^(?P<a>.+?)\s+(?:vs\.?|versus)\s+(?P<b>.+)$")]
-# Words that are never (part of) a person's name in a question.
-_NOT_NAME = frozenset(
-    "the a an this that these those it they them he she his her their its paper papers work "
-    "works authors author method methods model models approach people researchers team group "
-    "someone anyone you we i me my our your who what which all any some each other others same "
-    "first second last new recent best show list find tell give see about of on me for with "
-    "in and or to from by at via without using".split())
 
 
-_OPENERS = frozenset("show me list find tell give see about of on what are is all".split())
 
 
 def without_conference(text: str) -> str:
@@ -160,9 +153,9 @@ def person_in(question: str) -> tuple[str, str, bool] | None:
         if not m:
             continue
         words = m.group("name").split()
-        while words and words[0].lower() in _OPENERS:
+        while words and words[0].lower() in NAME_OPENERS:
             words.pop(0)  # "Show me L. Yin's papers" -> "L. Yin"
-        if 1 <= len(words) <= 4 and not any(w.lower().strip(".'’") in _NOT_NAME for w in words):
+        if 1 <= len(words) <= 4 and not any(w.lower().strip(".'’") in NOT_NAME for w in words):
             topic = (m.groupdict().get("topic") or "").strip(" ?.!")
             return " ".join(words).rstrip("'’"), topic, strong
     return None
@@ -177,7 +170,7 @@ def compared(question: str) -> tuple[str, str] | None:
             a, b = (_bare(m.group(g)) for g in ("a", "b"))
             short = all(1 <= len(x.split()) <= MAX_NAME_WORDS and not re.match(
                 r"(?:what|which|how|why|when|where|who)\b", x, _I) for x in (a, b))
-            if short and a.lower() not in _NOT_NAME and b.lower() not in _NOT_NAME:
+            if short and a.lower() not in NOT_NAME and b.lower() not in NOT_NAME:
                 return a, b
     return None
 

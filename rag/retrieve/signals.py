@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..lexicon import REQUEST_WORDS
 from ..text import Idf, content_terms, share, term_weights
 from ..types import Passage
 from .background import Background
@@ -31,13 +32,6 @@ from .background import Background
 FEATURES = ("z_cosine", "margin", "title_cover", "abstract_cover", "focus_sentence",
             "focus_abstract", "number_missing", "about", "rare_missing", "detail_missing",
             "title_rarest", "rarest_present")
-# Words that describe the request or the conference, not the topic: they identify nothing.
-REQUEST_WORDS = content_terms(
-    "paper papers icml 2024 icml2024 conference work works study studies article articles "
-    "abstract abstracts author authors publish published present presented propose proposed "
-    "research show find list best recent interesting main new novel approach method methods "
-    "tell explain describe summarize summarise please about idea main key contribution "
-    "finding findings trick goal problem address argue argument overview gist point")
 # A question that asks for a quantity: "how many...", "what accuracy...", "how much faster".
 _NUMBER_ASKED = re.compile(
     r"\bhow (?:many|much|long|fast|large|big|often|small)\b|\bwhat (?:is the |was the |are the )?"
