@@ -42,7 +42,7 @@ class _Base:
 
     def query_vector(self, query: str) -> np.ndarray:
         # One (query, vector) tuple, read and replaced whole: a retriever is shared by the
-        # questions of one pipeline, which may run in several threads at once.
+        # questions of one engine, which may run in several threads at once.
         cached = self._qcache
         if cached is None or cached[0] != query:
             cached = self._qcache = (query, embed_query(self.index.embedder, query))
