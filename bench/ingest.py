@@ -18,17 +18,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from .embedding import corpus_passages, st_model
 from .measure import BENCH_HOME, ROOT, ROUNDS, Report, Row
-
-
-def corpus_passages(corpus: str, settings) -> tuple[list, list[str]]:
-    from rag.ingest.chunking import chunk_paper
-    from rag.ingest.corpus import load_corpus
-
-    papers = load_corpus(corpus).papers
-    texts = [c.text for p in papers for c in chunk_paper(p, settings.chunk_tokens,
-                                                         settings.chunk_overlap)]
-    return papers, texts
 
 
 def raw_model(model, texts: list[str], batch: int = 32) -> float:
@@ -127,7 +118,6 @@ def run_throughput(report: Report, corpus: str = "seeds", rounds: int = ROUNDS,
     from rag.models.embedders import MiniLM
     from rag.settings import Settings
 
-    from .embedding import st_model
 
     settings = Settings.load(env={})
     embedder = MiniLM(batch_size=settings.embed_batch_size)

@@ -28,6 +28,7 @@ import time
 from pathlib import Path
 
 from .chroma_server import CHROMA, ChromaServer
+from .clients import run_clients, server_ask
 from .measure import rss_mb
 from .startup import free_port, rag_env, start_serve, stop, wait_port
 from .store_check import check_store
@@ -118,8 +119,6 @@ def run(args, sent: list[str], work: Path | None = None) -> dict:
 
 
 def _run(args, sent: list[str], work: Path, url: str, chroma: subprocess.Popen) -> dict:
-    from .load import run_clients, server_ask
-
     serves: list[subprocess.Popen] = []
     homes = [work / "serve-a", work / "serve-b"]
     try:

@@ -23,6 +23,7 @@ import importlib.util
 import json
 import os
 import statistics
+import time
 from pathlib import Path
 
 from .measure import BENCH_HOME, RESULTS, Report, Row
@@ -79,14 +80,13 @@ def prompt_sizes(settings, questions: list[str]) -> dict[str, float]:
     from rag import factory
     from rag.answer.prompting import build_messages
     from rag.ingest import tokens
-    from rag.retrieve.search import search
+    from rag.types import Turn
 
-    pipe = factory.pipeline(settings.replace(generator="extractive"))
-    idf = pipe.reader()[0]
+    engine = factory.engine(settings.replace(generator="extractive"))
     old, new = [], []
     for q in questions:
-        found = search(q, q, pipe.retriever, pipe.index, settings)
-        papers = pipe.whole_papers(found.passages)
+        turn = engine.prepare(Turn(q, [], [], time.perf_counter()))
+        papers, idf = turn.whole, turn.idf
         if not papers:
             continue
         args = ((), settings.llm_context_tokens, settings.answer_tokens)

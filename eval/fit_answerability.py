@@ -3,7 +3,7 @@
     python -m rag.eval.fit_answerability            # train -> coefficients, dev -> thresholds
 
 1. Every question of `icml2024-train` runs through the pipeline's own search and signals on
-   the icml2024 corpus (`Pipeline.signals`, exactly what `ask()` computes); those `ask()`
+   the icml2024 corpus (`Engine.prepare`, exactly what `ask()` computes); those `ask()`
    answers without the gate (a person's papers, lists, comparisons, "what is <title>
    about?") are left out, as the gate never sees them.
 2. Two L2-regularised logistic regressions are fitted on the standardised signals (Newton's
@@ -90,21 +90,21 @@ def choose_found_threshold(p_found: np.ndarray, found: np.ndarray, abstained: np
 def signal_rows(dataset: str, settings) -> list[dict]:
     """Signals and labels of every gated question of a bank split."""
     from rag import factory
-    from rag.retrieve.search import search
+    from rag.types import Turn
 
     from .datasets import load_dataset
 
     data = load_dataset(dataset)
-    pipe = factory.pipeline(settings.replace(corpus=data.corpus))
+    engine = factory.engine(settings.replace(corpus=data.corpus))
     rows = []
     for q in data.questions:
-        found = search(q.question, q.question, pipe.retriever, pipe.index, pipe.settings)
-        if found.skip_gate or not found.passages:  # answered without the gate, as in ask()
+        turn = engine.prepare(Turn(q.question, [], [], time.perf_counter()))
+        if turn.verdict is None or not turn.passages:  # answered without the gate, as in ask()
             continue
-        top = found.passages[0].paper_id
+        top = turn.passages[0].paper_id
         right = top in q.gold if q.answerable else bool(q.near_paper) and top == q.near_paper
         rows.append({"id": q.id, "type": q.type, "answerable": q.answerable, "found": right,
-                     **pipe.signals(found.query, pipe.whole_papers(found.passages)).values})
+                     **turn.verdict.signals.values})
     return rows
 
 

@@ -4,7 +4,7 @@
 
 1. Every question of `icml2024-train` and `icml2024-dev` runs through the pipeline's own search
    and gate on the icml2024 corpus; for those the gate would answer, the local model is asked
-   exactly what `ask()` asks it (`compose.consult`: the answer's prompt ending in "Reply YES or
+   exactly what `ask()` asks it (`Engine._consult`: the answer's prompt ending in "Reply YES or
    NO", one token, P(YES) from its log-probabilities). Rows are kept in `--rows` (a JSON-lines
    file under RAG_HOME), so a rerun asks the model only about new questions.
 2. Two L2-regularised logistic regressions are fitted on the train rows, labelled by the
@@ -40,28 +40,28 @@ VARIANTS = (FEATURES, FEATURES[1:])  # the gate's P(answerable) and P(YES), or P
 def collect(dataset: str, settings, rows_file: Path, done: dict) -> list[dict]:
     """One row per gated question of `dataset`: the gate's verdict, and the model's P(YES)
     when the gate would answer (read from `done`, else asked and appended to `rows_file`)."""
-    from rag import compose, factory
+    from rag import factory
     from rag.retrieve.answerability import ANSWER
-    from rag.retrieve.search import search
+    from rag.types import Turn
 
     from .datasets import load_dataset
 
     data = load_dataset(dataset)
-    pipe = factory.pipeline(settings.replace(corpus=data.corpus, generator="local"))
+    engine = factory.engine(settings.replace(corpus=data.corpus, generator="local"))
     rows = []
     for i, q in enumerate(data.questions):
-        found = search(q.question, q.question, pipe.retriever, pipe.index, pipe.settings)
-        if found.skip_gate or not found.passages:  # answered without the gate, as in ask()
+        turn = engine.prepare(Turn(q.question, [], [], time.perf_counter()))
+        if turn.verdict is None or not turn.passages:  # answered without the gate, as in ask()
             continue
-        whole = pipe.whole_papers(found.passages)
-        verdict = pipe.judge(found.query, whole)
+        verdict = turn.verdict
         row = {"id": q.id, "split": dataset, "answerable": q.answerable,
                "gate": verdict.decision, "p_gate": verdict.answerable, "p_yes": None}
         if verdict.decision == ANSWER:
             key = f"{q.id}\t{q.question}"
             if key not in done:
                 t0 = time.perf_counter()
-                yes = pipe.generator().verdict(q.question, compose.shown(pipe, whole), ())
+                yes = engine.backend().verdict(q.question, engine.shown(turn.whole), (),
+                                               idf=turn.idf)
                 done[key] = {"p_yes": yes, "seconds": round(time.perf_counter() - t0, 2)}
                 with rows_file.open("a", encoding="utf-8") as f:
                     f.write(json.dumps({"key": key, **done[key]}) + "\n")

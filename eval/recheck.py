@@ -68,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     settings = Settings.load(corpus=args.corpus)
     by_id = {p.id: p for p in papers(args.corpus, settings)}
-    idf, embedder = idf_table(settings), embedder_for(settings)  # as compose.finish checks
+    idf, embedder = idf_table(settings), embedder_for(settings)  # as the engine checks
     rows = read_rows([args.rows])
     written = [r for r in rows if model_written(r)]
     falls = 0

@@ -1,8 +1,9 @@
-"""The one place that turns settings into components: embedder, store, index, retriever,
-generator, and the `Pipeline` assembling them for `ask()`. Expensive parts (the embedding
-model, store clients, opened indexes) are cached per process and keyed by the settings that
-define them, and so are pipelines (the last PIPELINES_KEPT), so changing a setting takes effect
-on the next question without a restart.
+"""The one place that turns settings into components: embedder, store, index, retriever, and
+the `Engine` assembling them for `ask()` (`rag/engine.py`; its language-model backend is
+registered in `answer/backends.py`). Expensive parts (the embedding model, store clients,
+opened indexes) are cached per process and keyed by the settings that define them, and so are
+engines (the last ENGINES_KEPT), so changing a setting takes effect on the next question
+without a restart. Nothing here calls the engine, and the engine never calls back here.
 """
 
 from __future__ import annotations
@@ -10,12 +11,9 @@ from __future__ import annotations
 import os
 import threading
 from collections import OrderedDict
-from typing import TYPE_CHECKING
 
 from .models.embedders import Embedder, MiniLM
-from .errors import GeneratorUnavailableError
-from .answer import Generator
-from .answer.extractive import Extractive
+from .engine import Engine
 from .index.opened import Index, open_index
 from .index.store import store_for
 from .retrieve.retrievers import Retriever, make_retriever
@@ -26,11 +24,8 @@ _lock = threading.RLock()
 _embedders: dict[tuple, Embedder] = {}
 _stores: dict[tuple, Store] = {}
 _indexes: dict[tuple, Index] = {}
-_pipelines: "OrderedDict[tuple, Pipeline]" = OrderedDict()
-PIPELINES_KEPT = 32
-
-if TYPE_CHECKING:
-    from .pipeline import Pipeline
+_engines: "OrderedDict[tuple, Engine]" = OrderedDict()
+ENGINES_KEPT = 32
 
 
 def embedder(settings: Settings) -> Embedder:
@@ -71,9 +66,9 @@ def forget_index(settings: Settings, corpus: str | None = None) -> None:
     with _lock:
         for key in [k for k in _indexes if k[0] == str(settings.home_path) and k[2] == corpus]:
             del _indexes[key]
-        for key in [k for k in _pipelines if k[0].home_path == settings.home_path
+        for key in [k for k in _engines if k[0].home_path == settings.home_path
                     and k[0].corpus == corpus]:
-            del _pipelines[key]  # it holds the index
+            del _engines[key]  # it holds the index
 
 
 def retriever(settings: Settings, name: str | None = None) -> Retriever:
@@ -93,53 +88,28 @@ def generator_name(settings: Settings) -> str:
 
 
 def idf(settings: Settings) -> tuple:
-    """(vocabulary, idf per term) of the corpus's BM25 side: how rare each word is."""
-    from .index.bm25 import idf_table
-
-    return idf_table(index(settings).snapshot().bm25)
+    """(vocabulary, idf per term) of the corpus's BM25 side, as the index is now."""
+    return index(settings).snapshot().idf()
 
 
-def extractive(settings: Settings) -> Extractive:
-    return Extractive(idf=idf(settings))
-
-
-def generator(settings: Settings) -> Generator:
-    name = generator_name(settings)
-    if name == "extractive":
-        return extractive(settings)
-    if name == "openai":
-        try:
-            from .answer.openai import OpenAIGenerator
-        except ImportError as exc:
-            raise GeneratorUnavailableError(f"the openai generator is unavailable ({exc})") from None
-        return OpenAIGenerator(settings, idf(settings))  # idf: to pick each paper's evidence
-    try:
-        from .answer.local import LocalGenerator
-    except ImportError as exc:
-        raise GeneratorUnavailableError(f"the local generator is unavailable ({exc})") from None
-    return LocalGenerator(settings, idf(settings))
-
-
-def pipeline(settings: Settings) -> "Pipeline":
-    """The stages assembled for `settings`, built once and shared (see `rag.pipeline`).
+def engine(settings: Settings) -> Engine:
+    """The stages assembled for `settings`, built once and shared (see `rag.engine`).
 
     Keyed by the settings and the generator `auto` resolves to now, so setting OPENAI_BASE_URL
-    takes effect on the next question; `forget_index` drops the pipelines of an index."""
-    from .pipeline import Pipeline
-
+    takes effect on the next question; `forget_index` drops the engines of an index."""
     name = generator_name(settings)
     key = (settings, name)
     with _lock:
-        found = _pipelines.get(key)
+        found = _engines.get(key)
         if found is not None:
-            _pipelines.move_to_end(key)
+            _engines.move_to_end(key)
             return found
         idx = index(settings)
-        found = Pipeline(settings, name, idx,
-                         make_retriever(settings.retriever, idx, settings.candidates,
-                                        settings.rrf_k, settings.fusion),
-                         embedder(settings), lambda: generator(settings))
-        _pipelines[key] = found
-        while len(_pipelines) > PIPELINES_KEPT:
-            _pipelines.popitem(last=False)
+        found = Engine(settings, name, idx,
+                       make_retriever(settings.retriever, idx, settings.candidates,
+                                      settings.rrf_k, settings.fusion),
+                       embedder(settings))
+        _engines[key] = found
+        while len(_engines) > ENGINES_KEPT:
+            _engines.popitem(last=False)
         return found

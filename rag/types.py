@@ -197,3 +197,46 @@ class Draft:
     if the model fails, the final Answer is this one with the fallback notice."""
 
     answer: Answer
+
+
+@dataclass
+class Turn:
+    """One question on its way through the engine (`rag/engine.py`): every stage reads it and
+    adds to it, in order, and nothing else travels between them.
+
+    Stages and what each adds: route (`query`, `route`, `snapshot`, `idf`) -> retrieve
+    (`passages`) -> gate (`whole`, `scores`, `verdict`, `decision`, `relevance`) -> write (the
+    text) -> check (the Answer). The index's snapshot is read once, by the route stage, and
+    every later read goes through `snapshot`, so a write by another process mid-question
+    changes nothing this question sees. Later stages' types are named in comments, since this
+    module imports none of them.
+    """
+
+    question: str  # cleaned, truncated to max_question_chars
+    history: list[tuple[str, str]]  # earlier (question, answer) pairs, oldest first
+    notices: list[str]  # shown to the user: truncation, fallback, "N more papers"
+    t0: float  # time.perf_counter() when the question arrived
+    query: str = ""  # the standalone query (a follow-up rewritten), then the route's query
+    route: Any = None  # retrieve.route.Route
+    snapshot: Any = None  # index.snapshot.Snapshot: the one index snapshot the turn reads
+    idf: Any = None  # the snapshot's IDF table (text.Idf)
+    passages: list[Passage] = field(default_factory=list)  # retrieved, best first
+    whole: list[Passage] = field(default_factory=list)  # the same grown to whole abstracts
+    scores: list[list[float]] | None = None  # sentence scores of `whole` (retrieve/sentences.py)
+    verdict: Any = None  # retrieve.answerability.Verdict, when the gate was asked
+    decision: str = "answer"  # "answer", "not_stated" or "abstain"
+    relevance: float = 0.0  # the gate's P(answerable), else the best cosine
+    timings: dict[str, float] = field(default_factory=dict)  # ms: rewrite, first_token, ...
+    trace: list[tuple[str, float]] = field(default_factory=list)  # (stage, ms), in order
+
+
+@dataclass
+class Written:
+    """What the write stage hands the check stage: text with `[n]` markers, where `[n]` is
+    `shown[n - 1]`, and who wrote it. `claims` is what the checks judge when it is not the text
+    itself (a person's papers: each line's quoted sentence without its title and co-authors)."""
+
+    text: str
+    generator: str
+    shown: list[Passage]
+    claims: str = ""

@@ -10,7 +10,7 @@ import pytest
 
 import rag
 from rag import factory
-from rag.answer.not_stated import asked_phrase, not_stated_text
+from rag.answer.not_stated import asked_phrase, not_stated, not_stated_text
 from rag.answer.reader import parts, pick
 from rag.retrieve.answerability import (ABSTAIN, ANSWER, MODEL_FILE, NOT_STATED, decide,
                                         load_model)
@@ -52,7 +52,7 @@ def test_a_detail_the_abstract_lacks_is_not_answered_with_another_sentence(seed_
 
 def test_found_paper_not_fact_names_and_cites_the_paper_without_quoting_it():
     paper = Passage(chunk_id="p#0", paper_id="p", title="The WMDP Benchmark", text="x", score=1)
-    answer = rag.pipeline.not_stated("What learning rate did the WMDP paper use?",
+    answer = not_stated("What learning rate did the WMDP paper use?",
                                      "What learning rate did the WMDP paper use?", [paper], [], 0.2)
     assert answer.abstained and answer.citations[0].paper_id == "p"
     assert answer.text == "The abstract of *The WMDP Benchmark* [1] does not state the learning rate."

@@ -135,13 +135,13 @@ def test_cli_errors_are_one_line_messages_without_a_traceback(tmp_path):
     assert len(out.stderr.strip().splitlines()) == 1
 
 
-def test_a_pipeline_is_assembled_once_per_settings_and_dropped_with_its_index(seed_settings):
+def test_an_engine_is_assembled_once_per_settings_and_dropped_with_its_index(seed_settings):
     from rag import factory
 
-    pipeline = factory.pipeline(seed_settings)
-    assert factory.pipeline(seed_settings.replace()) is pipeline
-    assert factory.pipeline(seed_settings.replace(k=3)) is not pipeline
-    assert pipeline.generator_name == "extractive" and pipeline.index is factory.index(seed_settings)
+    engine = factory.engine(seed_settings)
+    assert factory.engine(seed_settings.replace()) is engine
+    assert factory.engine(seed_settings.replace(k=3)) is not engine
+    assert engine.generator_name == "extractive" and engine.index is factory.index(seed_settings)
     factory.forget_index(seed_settings)
-    assert factory.pipeline(seed_settings) is not pipeline
+    assert factory.engine(seed_settings) is not engine
     assert rag.ask(GP_QUESTION, settings=seed_settings).citations[0].paper_id == GP_PAPER

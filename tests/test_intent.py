@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from rag.answer.rewrite import is_follow_up, leans_on_conversation, rewrite_query
-from rag.retrieve.intent import compared, person_in, topic_of, understand, without_conference
+from rag.retrieve.route import compared, person_in, topic_of, understand, without_conference
 
 
 @pytest.mark.parametrize("question, topic", [
@@ -49,6 +49,9 @@ def test_a_list_question_searches_its_topic_without_request_or_conference_words(
     ("Did Chelsea Finn publish anything on robotics?", "Chelsea Finn", "robotics"),
     ("Any papers from Bernhard Schölkopf?", "Bernhard Schölkopf", ""),
     ("List Sergey Levine's papers on offline RL", "Sergey Levine", "offline RL"),
+    # issue 22: was read as the person "have Sergey Levine"
+    ("Show me the papers that have Sergey Levine as a co-author.", "Sergey Levine", ""),
+    ("Which papers which list Chelsea Finn as an author?", "Chelsea Finn", ""),
 ])
 def test_a_person_question_names_the_person_and_any_topic(question, name, topic):
     intent = understand(question)
@@ -89,6 +92,9 @@ def test_a_question_about_a_result_against_a_baseline_is_not_a_comparison_of_pap
     "Which paper studies speculative decoding?", "Which methods does RankSEG compare against?",
     "Is there an online RL method for budgets that works whether rewards are random or not?",
     "which language models did ObProp analyse, GPT-2 or Pythia?",
+    # issue 22: "works" is the verb here, not "works" the papers; it was listed, ungated
+    "What works best for offline RL with small datasets?",
+    "What works well for long-context retrieval?",
 ])
 def test_a_question_about_one_paper_is_not_a_list(question):
     assert understand(question).kind == "fact"
@@ -146,3 +152,20 @@ def test_a_standalone_question_is_searched_as_asked_even_mid_conversation(questi
 
 def test_nothing_is_a_follow_up_before_the_conversation_starts():
     assert not is_follow_up("What data did they use?", [])
+
+
+def test_the_two_misreadings_of_issue_22_are_routed_right_on_the_whole_corpus(full_home):
+    """Asked of the whole ICML 2024 index as a new user would: the co-author question lists the
+    person's papers, and "what works best" is a gated fact question, not a list of papers on
+    "best for offline RL"."""
+    import rag
+
+    settings = rag.Settings.load(home=str(full_home), env={}, corpus="icml2024")
+    person = rag.ask("Show me the papers that have Sergey Levine as a co-author.",
+                     settings=settings)
+    assert person.generator == "metadata" and not person.abstained
+    assert person.text.startswith("Sergey Levine has ") and person.citations
+    assert "have Sergey Levine" not in person.text
+    best = rag.ask("What works best for offline RL with small datasets?", settings=settings)
+    assert best.query == "What works best for offline RL with small datasets?"
+    assert not best.text.startswith("- ")  # not a list answer

@@ -164,12 +164,14 @@ def test_the_local_model_answers_a_short_question_offline(seed_settings, tmp_pat
 @needs_local
 @pytest.mark.local_llm
 def test_the_local_server_gives_the_probability_of_yes_in_one_token(seed_settings):
+    import time
+
     from rag import factory
-    from rag.retrieve.search import search
+    from rag.types import Turn
 
     settings = seed_settings.replace(generator="local", answer_tokens=80, llm_context_tokens=2048)
-    pipe = factory.pipeline(settings)
+    engine = factory.engine(settings)
     question = "Which kernels avoid mean reversion in Gaussian process regression?"
-    found = search(question, question, pipe.retriever, pipe.index, settings)
-    yes = pipe.generator().verdict(question, pipe.whole_papers(found.passages)[:2])
+    turn = engine.prepare(Turn(question, [], [], time.perf_counter()))
+    yes = engine.backend().verdict(question, turn.whole[:2], idf=turn.idf)
     assert yes is not None and 0.0 < yes < 1.0, "llama.cpp returns the first token's logprobs"

@@ -123,8 +123,8 @@ def test_ask_streams_a_checked_answer_from_the_real_server(endpoint, seed_settin
         assert is_abstention(raw)
         assert answer.text == CANNOT_ANSWER and not answer.citations
     else:  # the model's text, with the citation check (and uncited sentences attributed)
-        pipe = factory.pipeline(small_llm(seed_settings))  # the model read whole abstracts
-        shown, idf = pipe.whole_papers(answer.passages[:2]), pipe.reader()[0]
+        snap = factory.engine(small_llm(seed_settings)).index.snapshot()
+        shown, idf = [snap.whole_paper(p) for p in answer.passages[:2]], snap.idf()
         cited = prune_citations(attribute_citations(raw, shown, idf), shown, idf)
         assert answer.text == check_citations(cited, shown).text
         assert answer.citations and all(1 <= c.n <= 2 for c in answer.citations)

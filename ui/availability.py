@@ -18,7 +18,7 @@ from rag.settings import Settings
 
 WEIGHT_PARTS = 22
 # Why `auto` does not pick the local model even when it is installed, as measured by
-# `python -m rag.bench.run --only local` (bench/local_llm.py; README, "Language models").
+# `python -m rag.bench.run --only local` (bench/local_llm.py; bench/results.md, "Language models").
 LOCAL_SPEED = ("Qwen2.5-Coder-1.5B on this CPU: p50 6.5 s to the first word and 8.1 s per "
                "answer on 2 nearly idle cores, 11-26 s when they are shared (30 questions, "
                "2026-12-04)")

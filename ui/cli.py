@@ -47,6 +47,13 @@ def cmd_index(args) -> int:
 def cmd_ask(args) -> int:
     import rag
 
+    if args.verbose:  # the stages each question visits, with their times, on stderr
+        import logging
+
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(name)s: %(message)s"))
+        logging.getLogger("rag.engine").addHandler(handler)
+        logging.getLogger("rag.engine").setLevel(logging.DEBUG)
     settings = _settings(args)
     question = _argv_text(" ".join(args.question))
     if args.json:
@@ -186,6 +193,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("ask", help="answer a question with citations")
     p.add_argument("question", nargs="+")
     p.add_argument("--json", action="store_true", help="print the answer as one JSON object")
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help="show the stages the question visited, with their times, on stderr")
     common(p, retrieval=True)
     p.set_defaults(func=cmd_ask)
 

@@ -13,28 +13,30 @@ import re
 from typing import Iterator
 
 from ..types import Passage
-from . import History
+from . import Generator, History
 from .reader import pick
 
 
-class Extractive:
+class Extractive(Generator):
     """Quotes the sentences of the top paper that `reader.pick` says answer the question.
 
-    Nothing when no sentence holds the question's focus: the pipeline then says the abstract
-    does not state it (or abstains), rather than quoting a sentence that misses the point."""
+    Nothing when no sentence holds the question's focus: the engine then says the abstract
+    does not state it (or abstains), rather than quoting a sentence that misses the point.
+    `scores`: the top paper's sentence scores, when the question's scorer already gave them."""
 
     name = "extractive"
 
-    def __init__(self, idf=None):
+    def __init__(self, idf=None, scores: list[float] | None = None):
         self.idf = idf  # (vocabulary, idf array) of the index, for weighting question terms
+        self.scores = scores
 
-    def generate(self, question: str, passages: list[Passage],
-                 history: History = ()) -> Iterator[str]:
+    def generate(self, question: str, passages: list[Passage], history: History = (),
+                 idf=None) -> Iterator[str]:
         if not passages:
             return
         top = passages[0]
         sentences = [t for _, _, t in top.sentence_texts()]
-        chosen = pick(question, top, self.idf)
+        chosen = pick(question, top, idf or self.idf, self.scores)
         if chosen:
             yield " ".join(cite(sentences[i], 1) for i in chosen)
 

@@ -21,10 +21,10 @@ import re
 from typing import Iterator, Sequence
 
 from ..retrieve.authors import name_key, split_authors
-from ..retrieve.search import Search
+from ..retrieve.route import Route
 from ..text import content_terms, coverage
 from ..types import Passage
-from . import History
+from . import Generator, History
 from .extractive import cite
 
 DEFAULT_LIMIT = 5
@@ -66,7 +66,7 @@ def more_notice(more: int, limit: int) -> str:
             f"{'it' if more == 1 else 'them'}.")
 
 
-class Listing:
+class Listing(Generator):
     """The list generator (module doc): each paper's best sentence for `topic`, or its summary
     sentence when `topic` is None (a comparison, whose words are the papers' names)."""
 
@@ -80,22 +80,22 @@ class Listing:
                     else best_sentence(self.topic or question, p, self.idf))
         return f"- {p.title}: {cite(sentence, n)}"
 
-    def generate(self, question: str, passages: list[Passage],
-                 history: History = ()) -> Iterator[str]:
+    def generate(self, question: str, passages: list[Passage], history: History = (),
+                 idf=None) -> Iterator[str]:
         yield "\n".join(self.line(question, p, n)
                          for n, p in enumerate(passages[: self.limit], start=1))
 
 
-def lister(found: Search, limit: int = DEFAULT_LIMIT, idf=None, notices: list | None = None
-           ) -> Listing | None:
+def lister(route: Route, found: list[Passage], limit: int = DEFAULT_LIMIT, idf=None,
+           notices: list | None = None) -> Listing | None:
     """The generator of a list or comparison question (None for other questions); a list with
     more relevant papers than `limit` adds a notice saying how many to `notices`."""
-    if found.intent.kind == "list":
-        if notices is not None and len(found.passages) > limit:
-            notices.append(more_notice(len(found.passages) - limit, limit))
-        return Listing(found.intent.query, limit, idf)
-    if found.intent.kind == "compare":
-        return Listing(None, len(found.passages), idf)
+    if route.kind == "list":
+        if notices is not None and len(found) > limit:
+            notices.append(more_notice(len(found) - limit, limit))
+        return Listing(route.intent.query, limit, idf)
+    if route.kind == "compare":
+        return Listing(None, len(found), idf)
     return None
 
 

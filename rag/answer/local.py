@@ -8,7 +8,7 @@ client, the same evidence-first prompt (`prompting.build_messages`), the same st
 server's prompt cache keeps the constant system prompt evaluated between questions.
 
 On 2 shared CPU cores it reads about 12-25 prompt tokens/s and writes 2-8 tokens/s, so the
-pipeline gives it `settings.local_passages` papers and the prompt holds only their best
+engine gives it `settings.local_passages` papers and the prompt holds only their best
 sentences. Requests are not retried: a local timeout means the model is slow, and a retry
 would only queue behind the first attempt.
 """

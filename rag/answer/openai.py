@@ -16,20 +16,20 @@ from ..models.openai_api import ChatClient
 from ..settings import Settings
 from ..text import Idf
 from ..types import Passage
-from . import History
+from . import Generator, History
 from .prompting import Prompt, build_messages, clean_rewrite, rewrite_messages
 from .verdict import p_yes, verdict_messages
 
 REWRITE_TOKENS = 64
 
 
-class OpenAIGenerator:
+class OpenAIGenerator(Generator):
     name = "openai"
 
     def __init__(self, settings: Settings, idf: Idf | None = None,
                  chat: ChatClient | None = None):
         self.settings = settings
-        self.idf = idf  # the corpus's IDF table, to pick each paper's evidence sentences
+        self.idf = idf  # an IDF table for calls that pass none (the engine passes the turn's)
         self.chat = chat or ChatClient(settings)
 
     @property
@@ -37,19 +37,19 @@ class OpenAIGenerator:
         """The served model's name (a fitted `verdict.json` is for one model)."""
         return self.chat.model
 
-    def generate(self, question: str, passages: list[Passage],
-                 history: History = ()) -> Iterator[str | Prompt]:
+    def generate(self, question: str, passages: list[Passage], history: History = (),
+                 idf: Idf | None = None) -> Iterator[str | Prompt]:
         prompt = build_messages(question, passages, history, self.settings.llm_context_tokens,
-                                self.settings.answer_tokens, idf=self.idf)
-        yield prompt  # tells the pipeline which passages fit and what to tell the user
+                                self.settings.answer_tokens, idf=idf or self.idf)
+        yield prompt  # tells the engine which passages fit and what to tell the user
         yield from self.chat.stream(prompt.messages, max_tokens=self.settings.answer_tokens)
 
-    def verdict(self, question: str, passages: list[Passage], history: History = ()
-                ) -> float | None:
+    def verdict(self, question: str, passages: list[Passage], history: History = (),
+                idf: Idf | None = None) -> float | None:
         """The model's P(YES) that `passages` state the answer (`verdict.py`); None when the
         server gives no log-probabilities or neither word is likely."""
         messages = verdict_messages(question, passages, history, self.settings.llm_context_tokens,
-                                    self.settings.answer_tokens, self.idf)
+                                    self.settings.answer_tokens, idf or self.idf)
         return p_yes(self.chat.first_token(messages))
 
     def rewrite(self, question: str, history: History) -> str | None:

@@ -12,7 +12,7 @@ Evidence first: a passage is given as its title and its best sentences for the q
 paper none of whose sentences holds a word of the question is given by its first sentence. A
 passage without sentence spans is given whole. Example: five ICML abstracts of ~250 tokens
 each (~1,300 prompt tokens) become ~5 x 70 evidence tokens. The citation check and the support
-check still read whole abstracts (`pipeline.py`), so `[n]` keeps meaning `passages[n - 1]`.
+check still read whole abstracts (`engine.py`), so `[n]` keeps meaning `passages[n - 1]`.
 
 When the prompt does not fit:
 
@@ -56,7 +56,7 @@ _LEANS = re.compile(r"^(?:this|these|that|those|it|its|they|their|them|such|here
 
 @dataclass
 class Prompt:
-    """What an LLM generator sent; it yields this first so the pipeline knows which passages
+    """What an LLM generator sent; it yields this first so the engine knows which passages
     the model saw (citations of others are removed) and which notices to show."""
 
     messages: list[dict]

@@ -88,8 +88,7 @@ def standalone_query(question: str, history: History,
     if not is_follow_up(question, history) or llm is None:
         return rewrite_query(question, history)
     try:
-        rewrite = getattr(llm(), "rewrite", None)
-        query = rewrite(question, history) if rewrite else None
+        query = llm().rewrite(question, history)
     except GeneratorError:
         query = None
     return clean_question(query) if query else rewrite_query(question, history)

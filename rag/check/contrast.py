@@ -28,24 +28,10 @@ from __future__ import annotations
 import functools
 import re
 
+from ..lexicon import CLAIM_CONTRAST, COMPARING, CONTRAST_OPENERS, FIRST_PERSON, PRIOR
 from ..ingest.chunking import split_sentences
 from .names import name_form, name_forms, claim_names, clean
 
-PRIOR = frozenset(
-    "existing current currently prior previous previously traditional conventional classical "
-    "classic baseline baselines sota state-of-the-art".split())
-COMPARING = frozenset(
-    "unlike than compared compare comparing versus vs instead rather outperform outperforms "
-    "outperforming outperformed surpass surpasses surpassing beat beats beating".split())
-CLAIM_CONTRAST = PRIOR | COMPARING | frozenset(
-    "over against relative "
-    "improve improves improving improved improvement extend extends extending generalize "
-    "generalizes replace replaces avoid avoids avoiding without not no limitation limitations "
-    "drawback drawbacks suffer suffers fail fails poor expensive costly alternative "
-    "alternatives criticize criticizes challenge challenges tighten tightens tighter "
-    "compete competing competitor competitors".split())
-_FIRST_PERSON = frozenset("we our ours us".split())
-_OPENERS = frozenset("however but yet while although though many most some the these such".split())
 REACH = 6
 _WORD = re.compile(r"[A-Za-z][\w\-]*")
 
@@ -60,8 +46,8 @@ def _set_against(text: str) -> tuple[frozenset[str], frozenset[str]]:
         sentence = text[s:e]
         words = [m.group(0) for m in _WORD.finditer(sentence)]
         lower = [w.lower() for w in words]
-        opening = [w for w in lower[:4] if w not in _OPENERS][:2]
-        about_others = bool(PRIOR & set(opening)) and not _FIRST_PERSON & set(lower)
+        opening = [w for w in lower[:4] if w not in CONTRAST_OPENERS][:2]
+        about_others = bool(PRIOR & set(opening)) and not FIRST_PERSON & set(lower)
         for i, word in enumerate(words):
             form = name_form(word)
             compared = any(w in COMPARING for w in lower[max(0, i - REACH):i])

@@ -23,7 +23,8 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from ..text import Idf, content_terms, share, term_weights, tokenize
+from ..lexicon import ASKING_WORDS
+from ..text import Idf, content_terms, share, term_weights
 from ..types import Passage
 
 # Chosen on the local model's answers to train and dev questions (eval/fit_focus.py): it flags
@@ -31,17 +32,12 @@ from ..types import Passage
 MIN_FOCUS = 0.85
 MIN_RESTATED = 2  # restated words, or the claim repeats too little of the question to judge
 
-# Question words that say how it asks, not what about.
-_ASKING = frozenset(tokenize(
-    "paper papers work study studies abstract abstracts author authors propose proposed "
-    "proposes introduce introduced method methods approach approaches model models use used "
-    "uses using main key new novel name named called show shows shown result results"))
 
 
 def asked_terms(question: str, shown: Sequence[Passage], idf: Idf | None = None
                 ) -> frozenset[str]:
     """The question's content words that the shown passage covering most of them writes."""
-    weights = {t: w for t, w in term_weights(question, idf).items() if t not in _ASKING}
+    weights = {t: w for t, w in term_weights(question, idf).items() if t not in ASKING_WORDS}
     best: set[str] = set()
     for passage in shown:
         found = set(weights) & content_terms(f"{passage.title}. {passage.text}")

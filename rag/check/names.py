@@ -19,14 +19,9 @@ from __future__ import annotations
 import functools
 import re
 
+from ..lexicon import GENERIC_ACRONYMS, GREEK_LETTERS
 from ..text import tokenize
 
-GENERIC_ACRONYMS = frozenset(
-    "sota llm llms gpu gpus cpu cpus tpu tpus ai ml nlp rl cv api apis ood iid dnn dnns cnn cnns "
-    "rnn rnns gnn gnns vlm vlms lms lm nn ii iii iv sgd gd mlp mlps rlhf vae vaes gan gans kl mse "
-    "pca svm gp gps mcmc".split())
-_GREEK = frozenset("alpha beta gamma delta epsilon zeta eta theta lambda mu pi rho sigma tau phi "
-                   "chi psi omega".split())
 _CHUNK = r"[A-Za-z0-9][\w\-'’.]*"
 _NON_ALNUM = re.compile(r"[^a-z0-9]")
 
@@ -38,7 +33,7 @@ def clean(text: str) -> str:
     text = re.sub(r"\s?\\times\b", "×", text).replace("\\%", "%")
     text = re.sub(r"\\frac\{([^{}]*)\}\{([^{}]*)\}", r"\1/\2", text)
     text = re.sub(r"\\infty\b", "inf", text)
-    text = re.sub(r"\\([A-Za-z]+)", lambda m: m.group(1) if m.group(1).lower() in _GREEK else " ",
+    text = re.sub(r"\\([A-Za-z]+)", lambda m: m.group(1) if m.group(1).lower() in GREEK_LETTERS else " ",
                   text)
     text = re.sub(r"(\w)['’]s\b", r"\1", text)
     text = re.sub(r"(?<=[A-Za-z])\$?\^\{?(\d+)\}?", r"\1", text)  # "d^2" -> "d2": no number

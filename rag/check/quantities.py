@@ -12,31 +12,28 @@ import functools
 import re
 from decimal import Decimal, InvalidOperation
 
+from ..lexicon import MULTIPLIER_WORDS, NUMBER_SCALES, NUMBER_WORDS
+
 from ..text import tokenize
 
 _NUM = r"\d+(?:[.,]\d+)*"
 _UNIT = (r"(?:\s?(?:%|×|percent(?:age points?)?\b|times\b|-?fold\b)|[\s-]?(?:billion|million"
          r"|thousand|trillion)\b|[a-zA-Z]+\b)")
 _DASH = r"(?:\s?[–—‒−]\s?|-)"
-_WORD_NUMBERS = {"two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "seven": "7",
-                 "eight": "8", "nine": "9", "ten": "10", "twice": "2", "double": "2",
-                 "half": "2", "triple": "3", "thrice": "3"}
 _TOKEN = re.compile(
     rf"(?P<num>(?<![\w.])(?<![A-Za-z]-){_NUM})(?P<u1>{_UNIT})?"
     rf"(?:{_DASH}(?P<num2>{_NUM})(?P<u2>{_UNIT})?)?"
-    rf"|(?P<wnum>\b(?:{'|'.join(_WORD_NUMBERS)})\b)(?P<wu>\s(?:times|fold)\b|-fold\b)?"
+    rf"|(?P<wnum>\b(?:{'|'.join(NUMBER_WORDS)})\b)(?P<wu>\s(?:times|fold)\b|-fold\b)?"
     r"|(?P<word>[A-Za-z][A-Za-z0-9]*)|(?P<punct>[,;:()\[\]])", re.I)
-_SCALE = {"k": 3, "thousand": 3, "m": 6, "million": 6, "b": 9, "billion": 9, "t": 12,
-          "trillion": 12}
 _TIMES = ("x", "×", "times", "fold", "-fold")
 
 
 def _unit(raw: str | None, value: str) -> tuple[str, str]:
     """(value, unit) with a scale folded into the value: ("7", "B") -> ("7000000000", "")."""
     unit = (raw or "").strip(" -").lower()
-    if unit in _SCALE:
+    if unit in NUMBER_SCALES:
         try:
-            scaled = Decimal(value) * (Decimal(10) ** _SCALE[unit])
+            scaled = Decimal(value) * (Decimal(10) ** NUMBER_SCALES[unit])
             return format(scaled.normalize(), "f"), ""
         except InvalidOperation:
             return value, ""
@@ -71,9 +68,8 @@ def sentence_tokens(sentence: str, number_words: bool = True) -> list[tuple]:
         elif m.group("word"):
             out.append(("word", _stem(m.group("word")), m.group("word")))
         elif m.group("wnum"):
-            value = _WORD_NUMBERS[m.group("wnum").lower()]
-            times = m.group("wu") or m.group("wnum").lower() in ("twice", "double", "half",
-                                                                 "triple", "thrice")
+            value = NUMBER_WORDS[m.group("wnum").lower()]
+            times = m.group("wu") or m.group("wnum").lower() in MULTIPLIER_WORDS
             out.append(("num", {value}, "x" if times else ""))
         else:
             u1, u2 = m.group("u1"), m.group("u2")

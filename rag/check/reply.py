@@ -14,7 +14,7 @@ from ..answer.prompts import (CANNOT_ANSWER, REASON_EMPTY, REASON_GARBAGE, REASO
 from ..ingest.chunking import split_sentences
 from ..text import content_terms, coverage
 from ..types import Passage
-from .citations import MARKER, check_citations
+from .citations import MARKER, Checked, check_citations
 from .support import MIN_COVERAGE, check_support
 
 _REFUSAL = re.compile(r"\b(?:abstracts?|passages?|papers?|documents?|context)\b[^.\n]{0,40}?"
@@ -78,7 +78,19 @@ def output_problem(raw: str, shown: Sequence[Passage], embedder=None, idf=None,
     """Why an LLM's answer cannot be shown as it is, or None when it can.
 
     An abstention can; otherwise the answer must be readable text that cites at least one
-    passage the model was shown, with at least one sentence its citations support."""
+    passage the model was shown, with at least one sentence its citations support. (The
+    engine runs the same three steps, checking the answer once: `unfit`, its checks, then
+    `unbacked`.)"""
+    reason = unfit(raw)
+    if reason is not None or is_abstention(raw):
+        return reason
+    checked = check_citations(raw.strip(), list(shown))
+    check_support(checked, embedder, idf, question, shown)
+    return unbacked(checked)
+
+
+def unfit(raw: str) -> str | None:
+    """Why the reply is no answer at all (empty, unreadable), before any check; else None."""
     text = raw.strip()
     if not text:
         return REASON_EMPTY
@@ -87,10 +99,14 @@ def output_problem(raw: str, shown: Sequence[Passage], embedder=None, idf=None,
     readable = sum(ch.isalnum() or ch.isspace() or ch in _PUNCT for ch in text)
     if readable < 0.8 * len(text) or text.count("\ufffd") > 2:
         return REASON_GARBAGE
-    checked = check_citations(text, list(shown))
+    return None
+
+
+def unbacked(checked: Checked) -> str | None:
+    """Why the checked reply cannot be shown: it cites nothing shown, or no sentence of it is
+    supported; else None."""
     if not checked.citations:
         return REASON_NO_CITATIONS
-    check_support(checked, embedder, idf, question, shown)
     if not any(s.supported for s in checked.sentences if s.citations):
         return REASON_UNSUPPORTED
     return None

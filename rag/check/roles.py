@@ -50,8 +50,9 @@ import functools
 import re
 from typing import NamedTuple, Sequence
 
+from ..lexicon import (CONTRASTS, COORDINATORS, DIRECTION_WORDS, LEAD_SKIP, MEASURE_SKIP,
+                       MEASURES, ROLE_GENERIC, SAME_QUANTITY)
 from ..ingest.chunking import split_sentences
-from ..text import tokenize
 from .contrast import set_against
 from .names import clean, name_stems, names_unbacked
 from .quantities import sentence_tokens
@@ -59,32 +60,7 @@ from .quantities import sentence_tokens
 WINDOW = 3  # content words on each side of a number in the claim
 EVIDENCE_WINDOW = 6  # and in the evidence ("lifts it to 45.5%" against "... to 45.5%")
 
-# Stems that say nothing about what a number measures.
-GENERIC = frozenset(tokenize(
-    "we our us you it its which while also can could may has have had from between across all "
-    "each new method approach propose use well even still same both other only just least most "
-    "about around approximately roughly nearly almost over under than up achieve reach obtain "
-    "attain get show yield give provide result lead significantly substantially consistently "
-    "compared respectively average total overall estimated value number score size beat "
-    "outperform surpass exceed them this that these those they he she"))
-# Words that say which way a number goes, not what it measures: never a lead.
-_DIRECTION = frozenset(tokenize(
-    "better worse higher lower larger smaller bigger more less fewer greater improvement "
-    "improves gain increase decrease reduction reduces boost drop relative absolute top"))
-# Stems that name one quantity.
-_SAME = {s: group[0] for group in (tokenize("speed speedup faster fast acceleration quicker"),
-                                   tokenize("model llm lm network")) for s in group}
-_LEAD_SKIP, _AND = frozenset("of the a an its their".split()), frozenset(("and", "or"))
-_MEASURE_SKIP = frozenset("of by is was at to about around".split())
-_COORD = frozenset("and or to even up".split())  # "90% or even 99% of them"
-# Nouns a number counts or measures: a claim's "16 GPUs" needs "GPUs" in the evidence sentence.
-MEASURES = frozenset(tokenize(
-    "gpu gpus tpu tpus cpu cpus node machine core hour day minute second week layer head "
-    "parameter token epoch step iteration qubit bit perplexity accuracy bleu"))
-# Words that exclude one another: a number the evidence gives for one is not in role for the
-# other ("its training set size only 4000" does not state "the test set size is 4000").
-CONTRASTS = tuple(frozenset(tokenize(words)) for words in (
-    "train test valid dev", "input output", "encoder decoder", "pretraining finetuning"))
+_AND = frozenset(("and", "or"))
 
 
 def _contrasted(window: set[str], evidence: set[str], sentence: set[str]) -> bool:
@@ -99,9 +75,9 @@ def _lead(tokens: list[tuple], i: int) -> list[int]:
     lead: list[int] = []
     for j in range(i + 1, len(tokens)):
         word = tokens[j][2].lower() if tokens[j][0] == "word" else ""
-        if word in (_AND if lead else _LEAD_SKIP):
+        if word in (_AND if lead else LEAD_SKIP):
             continue
-        if len(lead) == 3 or not word or not tokens[j][1] or tokens[j][1] in GENERIC | _DIRECTION:
+        if len(lead) == 3 or not word or not tokens[j][1] or tokens[j][1] in ROLE_GENERIC | DIRECTION_WORDS:
             break
         lead.append(j)
     return lead
@@ -123,7 +99,7 @@ class Occurrence(NamedTuple):
 def _measure(tokens: list[tuple], i: int) -> str | None:
     """The measure a number is given as, right before it: "a perplexity of 2", "accuracy by 5%"."""
     for j in range(i - 1, -1, -1):
-        if tokens[j][0] == "word" and tokens[j][2].lower() in _MEASURE_SKIP:
+        if tokens[j][0] == "word" and tokens[j][2].lower() in MEASURE_SKIP:
             continue
         stem = tokens[j][1] if tokens[j][0] == "word" else None
         return stem if stem in MEASURES else None
@@ -133,14 +109,14 @@ def _measure(tokens: list[tuple], i: int) -> str | None:
 def _occurrences(tokens: list[tuple], names: set[str], wide: int = WINDOW):
     """Each number of the sentence (module doc). Names are role words in the evidence (`wide` >
     `WINDOW`), and in the claim only right before a number ("Llama 2", "Bourgain '85")."""
-    stem = {i: _SAME.get(t[1], t[1]) for i, t in enumerate(tokens)
-            if t[0] == "word" and t[1] and t[1] not in GENERIC}
+    stem = {i: SAME_QUANTITY.get(t[1], t[1]) for i, t in enumerate(tokens)
+            if t[0] == "word" and t[1] and t[1] not in ROLE_GENERIC}
     nums = [i for i, t in enumerate(tokens) if t[0] == "num"]
     leads = {i: _lead(tokens, i) for i in nums}
     for i, n in reversed(list(zip(nums, nums[1:]))):  # "1.4x and 1.6x speedups": both speedups
         between = tokens[i + 1:n]
         if not leads[i] and len(between) <= 3 and all(
-                t[0] == "word" and t[2].lower() in _COORD for t in between):
+                t[0] == "word" and t[2].lower() in COORDINATORS for t in between):
             leads[i] = leads[n]
     stops = [i for i, t in enumerate(tokens) if t[0] == "punct"] + [len(tokens)]
     for k, i in enumerate(nums):

@@ -25,10 +25,12 @@ Example: "Three new DP approaches are developed [1][2][3]." where only abstract 
 from __future__ import annotations
 
 import re
-from typing import Sequence
+from dataclasses import dataclass
+from typing import Protocol, Sequence
 
 import numpy as np
 
+from ..lexicon import NUMBER_WORDS
 from ..ingest.chunking import split_sentences
 from .citations import MARKER, Checked, markers_before_end
 from .focus import asked_terms, off_focus
@@ -45,12 +47,7 @@ MIN_CITATION_COVERAGE = 0.5
 MIN_CITATION_GAIN = 0.25  # or it backs a part the kept citations don't ("A does X and B does Y")
 
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*")
-_NUMBER_WORDS = {
-    "two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "seven": "7", "eight": "8",
-    "nine": "9", "ten": "10", "twice": "2", "double": "2", "half": "2", "triple": "3",
-    "thrice": "3",
-}
-_NUMBER_WORD = re.compile(rf"\b({'|'.join(_NUMBER_WORDS)})\b", re.I)
+_NUMBER_WORD = re.compile(rf"\b({'|'.join(NUMBER_WORDS)})\b", re.I)
 
 
 def numbers(text: str) -> set[str]:
@@ -72,45 +69,155 @@ def unbacked_numbers(claim: str, evidence: list[str]) -> set[str]:
     backed: set[str] = set()
     for text in evidence:
         backed |= numbers(text)
-        backed |= {_NUMBER_WORDS[w.lower()] for w in _NUMBER_WORD.findall(text)}
+        backed |= {NUMBER_WORDS[w.lower()] for w in _NUMBER_WORD.findall(text)}
     return stated - backed
 
 
-def check_support(checked: Checked, embedder=None, idf: Idf | None = None,
-                  question: str = "", shown: Sequence[Passage] = ()) -> None:
-    """Fill `supported` and `support` of every answer sentence in place. The `question` keeps
-    the names it asks about (or a comparison it asks for) from the contrast check
-    (`contrast.py`); with it and the passages `shown` to the writer, a sentence that restates
-    what was asked about papers that do not speak of it is unsupported (`focus.py`)."""
+@dataclass(frozen=True)
+class Problem:
+    """Why one answer sentence is not supported: its position, the check, a short reason."""
+
+    sentence: int  # position in the answer's `sentences`
+    check: str
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One cited answer sentence with what it cites: the unit every check judges."""
+
+    position: int  # in the answer's `sentences`
+    text: str  # the sentence without its markers
+    cited: tuple[str, ...]  # each cited passage's title and text
+    authors: tuple[str, ...]  # each cited passage's authors
+    support: float  # the best IDF-weighted coverage of the claim by a quote or a cited text
+    best: str  # the evidence text giving that coverage
+
+
+@dataclass
+class Evidence:
+    """What an answer is judged against: the passages its writer was shown (as claims), the
+    question's IDF table, and for a writer that paraphrases (an LLM) the embedder and the
+    question its sentences are held to. `scores` are the shown passages' sentence scores when
+    the question's scorer gave them (`retrieve/sentences.py`), for a check that reads them."""
+
+    claims: list[Claim]
+    idf: Idf | None = None
+    embedder: object | None = None
+    question: str = ""
+    asked: frozenset[str] = frozenset()  # the question's words the best shown paper writes
+    scores: list[list[float]] | None = None
+
+
+class Check(Protocol):
+    """One rule an answer sentence must pass; the engine runs a list of them once per answer."""
+
+    name: str
+
+    def problems(self, answer: Checked, evidence: Evidence) -> list[Problem]:
+        ...
+
+
+class Numbers:
+    """A number the cited passages do not state, as digits or a number word."""
+
+    name = "numbers"
+
+    def problems(self, answer: Checked, evidence: Evidence) -> list[Problem]:
+        return [Problem(c.position, self.name, ", ".join(sorted(bad)))
+                for c in evidence.claims if (bad := unbacked_numbers(c.text, list(c.cited)))]
+
+
+class Roles:
+    """A number or a name in another role than the cited passages give it (`roles.py`)."""
+
+    name = "roles"
+
+    def problems(self, answer: Checked, evidence: Evidence) -> list[Problem]:
+        return [Problem(c.position, self.name) for c in evidence.claims
+                if roles_unbacked(c.text, list(c.cited), list(c.authors), evidence.question)]
+
+
+class Focus:
+    """A sentence restating what was asked about papers that do not speak of it (`focus.py`)."""
+
+    name = "focus"
+
+    def problems(self, answer: Checked, evidence: Evidence) -> list[Problem]:
+        if not evidence.asked:
+            return []
+        return [Problem(c.position, self.name) for c in evidence.claims
+                if off_focus(c.text, evidence.asked, list(c.cited), evidence.idf)]
+
+
+class Coverage:
+    """Too few of the sentence's words in what it cites (`MIN_COVERAGE`), unless, with an
+    embedder, a paraphrase covering `MIN_COVERAGE_WITH_COSINE` is close in meaning."""
+
+    name = "coverage"
+
+    def problems(self, answer: Checked, evidence: Evidence) -> list[Problem]:
+        out = []
+        for c in evidence.claims:
+            if c.support >= MIN_COVERAGE:
+                continue
+            if evidence.embedder is not None and c.support >= MIN_COVERAGE_WITH_COSINE:
+                vecs = evidence.embedder.embed([c.text, c.best])
+                if float(np.dot(vecs[0], vecs[1])) >= MIN_COSINE:
+                    continue
+            out.append(Problem(c.position, self.name, f"{c.support:.2f}"))
+        return out
+
+
+CHECKS: tuple[Check, ...] = (Numbers(), Roles(), Focus(), Coverage())
+
+
+def evidence_for(checked: Checked, idf: Idf | None = None, embedder=None, question: str = "",
+                 shown: Sequence[Passage] = (), scores: list[list[float]] | None = None
+                 ) -> Evidence:
+    """The evidence of each cited sentence of `checked` (see `Evidence`)."""
     by_n = {c.n: c for c in checked.citations}
-    asked = asked_terms(question, shown, idf) if question and shown else frozenset()
-    for sent in checked.sentences:
+    claims = []
+    for i, sent in enumerate(checked.sentences):
         if not sent.citations:
-            sent.supported, sent.support = False, 0.0
             continue
         claim = re.sub(r"\[\d+\]", "", sent.text).strip(" -*")
-        best_cov, best_text, evidence_texts, authors = 0.0, "", [], []
+        best_cov, best_text, cited, authors = 0.0, "", [], []
         for n in sent.citations:
             c = by_n.get(n)
             if c is None:
                 continue
-            evidence_texts.append(_evidence(c.passage))
+            cited.append(_evidence(c.passage))
             authors.append(c.passage.authors)
-            for evidence in (c.quote, evidence_texts[-1]):
+            for evidence in (c.quote, cited[-1]):
                 cov = coverage(claim, evidence, idf)
                 if cov > best_cov:
                     best_cov, best_text = cov, evidence
-        sent.support = best_cov
-        if unbacked_numbers(claim, evidence_texts) or roles_unbacked(
-                claim, evidence_texts, authors, question) or off_focus(
-                claim, asked, evidence_texts, idf):
-            sent.supported = False
-            continue
-        sent.supported = best_cov >= MIN_COVERAGE
-        if not sent.supported and embedder is not None and best_cov >= MIN_COVERAGE_WITH_COSINE:
-            vecs = embedder.embed([claim, best_text])
-            cos = float(np.dot(vecs[0], vecs[1]))
-            sent.supported = cos >= MIN_COSINE
+        claims.append(Claim(i, claim, tuple(cited), tuple(authors), best_cov, best_text))
+    asked = asked_terms(question, shown, idf) if question and shown else frozenset()
+    return Evidence(claims, idf, embedder, question, asked, scores)
+
+
+def run_checks(checked: Checked, evidence: Evidence, checks: Sequence[Check] = CHECKS
+               ) -> list[Problem]:
+    """Every check once on the answer; fills each sentence's `supported` (no problem found)
+    and `support` (its coverage) in place, and returns the problems found."""
+    problems = [p for check in checks for p in check.problems(checked, evidence)]
+    flagged = {p.sentence for p in problems}
+    support = {c.position: c.support for c in evidence.claims}
+    for i, sent in enumerate(checked.sentences):
+        sent.support = support.get(i, 0.0)
+        sent.supported = bool(sent.citations) and i not in flagged
+    return problems
+
+
+def check_support(checked: Checked, embedder=None, idf: Idf | None = None,
+                  question: str = "", shown: Sequence[Passage] = ()) -> None:
+    """Fill `supported` and `support` of every answer sentence in place, by the `CHECKS`. The
+    `question` keeps the names it asks about (or a comparison it asks for) from the contrast
+    check (`contrast.py`); with it and the passages `shown` to the writer, a sentence that
+    restates what was asked about papers that do not speak of it is unsupported (`focus.py`)."""
+    run_checks(checked, evidence_for(checked, idf, embedder, question, shown))
 
 
 def _evidence(passage: Passage) -> str:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import time
 import uuid
-from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 import numpy as np
@@ -30,7 +29,7 @@ from ..types import Chunk, Paper
 from .cache import EmbeddingCache, shipped
 from .collection import Collection
 from .locks import SpaceReserve, guarded, writer_lock
-from .manifest import fingerprint, unchanged, write_manifest
+from .manifest import IndexReport, fingerprint, unchanged, write_manifest
 from .naming import collection_name, index_dir
 from .opened import Index
 from .schema import SCHEMA, check_embedder, chunk_meta, indexed_text, paper_hash
@@ -39,31 +38,6 @@ from .sources import (CORPUS, UPLOAD, clear_pending, diff, load_pending, recover
 from .store import Store, store_for
 
 Progress = Callable[[int, int], None]  # (done, total) chunks embedded
-
-
-@dataclass
-class IndexReport:
-    corpus: str
-    collection: str
-    papers: int = 0
-    chunks: int = 0
-    added: int = 0
-    updated: int = 0
-    removed: int = 0
-    uploads: int = 0  # uploaded documents already in the store, kept as they were
-    embedded: int = 0  # chunks embedded by the model in this run (0 when nothing changed)
-    cached: int = 0  # chunks written in this run with a vector from the embedding cache
-    duplicates: list[str] = field(default_factory=list)
-    rejected: list[tuple[str, str]] = field(default_factory=list)  # (file, why) not indexed
-    seconds: float = 0.0
-
-    def summary(self) -> str:
-        return (f"{self.corpus}: {self.papers} papers, {self.chunks} chunks; added {self.added}, "
-                f"updated {self.updated}, removed {self.removed}; embedded {self.embedded} "
-                f"chunks in {self.seconds:.1f} s ({self.cached} more from the embedding cache); "
-                f"{len(self.duplicates)} duplicate(s) skipped"
-                + (f"; {self.uploads} uploaded document(s) kept" if self.uploads else "")
-                + "".join(f"\nrejected   {corpus_mod.rejection(*r)}" for r in self.rejected))
 
 
 def build_index(settings: Settings, embedder: Embedder, store: Store | None = None,

@@ -1,4 +1,5 @@
-"""The manifest of an index: what the last complete `rag index` run of a corpus wrote.
+"""The manifest of an index: what the last complete `rag index` run of a corpus wrote, and
+the `IndexReport` a run returns (and the manifest keeps).
 
 It lets an unchanged corpus skip the diff against the store (a full scan of its metadata);
 Chroma stays the judge, as every write changes the collection's generation.
@@ -9,15 +10,42 @@ from __future__ import annotations
 import hashlib
 import json
 import time
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from ..ingest import corpus as corpus_mod
 from ..types import Paper
 from .files import write_json
 from .schema import SCHEMA
 
 if TYPE_CHECKING:
-    from .build import IndexReport
     from .opened import Index
+
+
+@dataclass
+class IndexReport:
+    corpus: str
+    collection: str
+    papers: int = 0
+    chunks: int = 0
+    added: int = 0
+    updated: int = 0
+    removed: int = 0
+    uploads: int = 0  # uploaded documents already in the store, kept as they were
+    embedded: int = 0  # chunks embedded by the model in this run (0 when nothing changed)
+    cached: int = 0  # chunks written in this run with a vector from the embedding cache
+    duplicates: list[str] = field(default_factory=list)
+    rejected: list[tuple[str, str]] = field(default_factory=list)  # (file, why) not indexed
+    seconds: float = 0.0
+
+    def summary(self) -> str:
+        return (f"{self.corpus}: {self.papers} papers, {self.chunks} chunks; added {self.added}, "
+                f"updated {self.updated}, removed {self.removed}; embedded {self.embedded} "
+                f"chunks in {self.seconds:.1f} s ({self.cached} more from the embedding cache); "
+                f"{len(self.duplicates)} duplicate(s) skipped"
+                + (f"; {self.uploads} uploaded document(s) kept" if self.uploads else "")
+                + "".join(f"\nrejected   {corpus_mod.rejection(*r)}" for r in self.rejected))
+
 
 
 def fingerprint(wanted: dict[str, tuple[Paper, str]]) -> str:

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..types import Passage
-from .bm25 import BM25
+from .bm25 import BM25, idf_table
 from .collection import Collection
 from .schema import EMBED_FORMAT, indexed_text, passage_from
 
@@ -43,6 +43,14 @@ class Snapshot:
     bm25: BM25
     _by_paper: dict[str, list[int]] | None = field(default=None, repr=False, compare=False)
     _rows: dict[str, int] | None = field(default=None, repr=False, compare=False)
+    _idf: tuple | None = field(default=None, repr=False, compare=False)
+
+    def idf(self) -> tuple:
+        """(vocabulary, idf per term) of this snapshot's BM25 side: how rare each word is.
+        Computed once per snapshot, so every stage of every question reading it shares it."""
+        if self._idf is None:
+            self._idf = idf_table(self.bm25)
+        return self._idf
 
     def row(self, chunk_id: str) -> int | None:
         if self._rows is None:

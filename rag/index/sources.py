@@ -34,7 +34,7 @@ from .collection import Collection
 from .files import write_json
 
 if TYPE_CHECKING:
-    from .build import IndexReport
+    from .manifest import IndexReport
     from .store import Store
 
 UPLOAD, CORPUS = "upload", "corpus"

@@ -15,13 +15,10 @@ from __future__ import annotations
 
 import re
 
+from ..lexicon import ABBREVIATIONS
 from . import tokens
 from ..types import Chunk, Paper
 
-_ABBREV = {
-    "e.g", "i.e", "et al", "al", "etc", "vs", "cf", "fig", "figs", "eq", "eqs", "sec", "resp",
-    "approx", "no", "dr", "mr", "ms", "prof", "st", "ref", "refs", "viz", "ca", "resp",
-}
 # A candidate boundary: terminal punctuation, optional closing quote/bracket, then whitespace.
 _BOUNDARY = re.compile(r"[.!?]+[\"')\]]*(?=\s+)")
 _NEXT_START = re.compile(r"\s+[\"'(\[]?[A-Z0-9$\\]")
@@ -46,7 +43,7 @@ def split_sentences(text: str) -> list[tuple[int, int]]:
         if not _NEXT_START.match(text, end):
             continue
         word = re.search(r"([A-Za-z][A-Za-z.]*)\.$", text[max(0, m.start() - 12) : m.start() + 1])
-        if word and word.group(1).lower().rstrip(".") in _ABBREV:
+        if word and word.group(1).lower().rstrip(".") in ABBREVIATIONS:
             continue
         if re.search(r"(^|\s)[A-Z]\.$", text[max(0, m.start() - 2) : m.start() + 1]):
             continue  # an initial: "J. Smith"

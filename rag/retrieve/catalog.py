@@ -61,9 +61,10 @@ class Catalog:
         return self.snapshot.whole_paper(self.snapshot.passage(rows[0], score))
 
 
-def catalog(index: Index) -> Catalog:
-    """The catalog of `index`'s current generation (built on first use, then kept)."""
-    snap = index.snapshot()
+def catalog(index: Index, snap: Snapshot | None = None) -> Catalog:
+    """The catalog of `index` seen through `snap` (the question's snapshot; the current one
+    if none), built on first use, then kept."""
+    snap = snap or index.snapshot()
     key = (str(index.dir), snap.generation)
     with _lock:
         cat = _cache.get(key)

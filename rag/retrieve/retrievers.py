@@ -25,8 +25,10 @@ class Retriever(Protocol):
     name: str
 
     def retrieve(self, query: str, k: int, max_per_paper: int = 1,
-                 filters: Filters | None = None) -> list[Passage]:
-        """The top `k` passages for `query`, best first, ranks starting at 1."""
+                 filters: Filters | None = None, snap: Snapshot | None = None
+                 ) -> list[Passage]:
+        """The top `k` passages for `query`, best first, ranks starting at 1, read through
+        `snap` (the question's snapshot; the index's current one if none)."""
         ...
 
 
@@ -40,20 +42,21 @@ class _Base:
 
     def query_vector(self, query: str) -> np.ndarray:
         # One (query, vector) tuple, read and replaced whole: a retriever is shared by the
-        # questions of one pipeline, which may run in several threads at once.
+        # questions of one engine, which may run in several threads at once.
         cached = self._qcache
         if cached is None or cached[0] != query:
             cached = self._qcache = (query, embed_query(self.index.embedder, query))
         return cached[1]
 
     def retrieve(self, query: str, k: int, max_per_paper: int = 1,
-                 filters: Filters | None = None) -> list[Passage]:
+                 filters: Filters | None = None, snap: Snapshot | None = None
+                 ) -> list[Passage]:
         n = max(self.candidates, k * max_per_paper * 3)
         out: list[Passage] = []
         per_paper: dict[str, int] = {}
         # One snapshot for the whole question: both sides of a hybrid read the same version of
         # each paper even if another process finishes a write in between.
-        for p in self._candidates(query, n, filters, self.index.snapshot()):
+        for p in self._candidates(query, n, filters, snap or self.index.snapshot()):
             if per_paper.get(p.paper_id, 0) >= max_per_paper:
                 continue
             per_paper[p.paper_id] = per_paper.get(p.paper_id, 0) + 1

@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..lexicon import REQUEST_WORDS
 from ..text import Idf, content_terms, share, term_weights
 from ..types import Passage
 from .background import Background
@@ -31,13 +32,6 @@ from .background import Background
 FEATURES = ("z_cosine", "margin", "title_cover", "abstract_cover", "focus_sentence",
             "focus_abstract", "number_missing", "about", "rare_missing", "detail_missing",
             "title_rarest", "rarest_present")
-# Words that describe the request or the conference, not the topic: they identify nothing.
-REQUEST_WORDS = content_terms(
-    "paper papers icml 2024 icml2024 conference work works study studies article articles "
-    "abstract abstracts author authors publish published present presented propose proposed "
-    "research show find list best recent interesting main new novel approach method methods "
-    "tell explain describe summarize summarise please about idea main key contribution "
-    "finding findings trick goal problem address argue argument overview gist point")
 # A question that asks for a quantity: "how many...", "what accuracy...", "how much faster".
 _NUMBER_ASKED = re.compile(
     r"\bhow (?:many|much|long|fast|large|big|often|small)\b|\bwhat (?:is the |was the |are the )?"
@@ -67,8 +61,11 @@ def question_terms(query: str, idf: Idf | None) -> dict[str, float]:
 
 
 def compute(query: str, passages: list[Passage], idf: Idf | None,
-            background: Background) -> Signals:
-    """The signals of one retrieved list (best first; whole abstracts)."""
+            background: Background, scores: list[list[float]] | None = None) -> Signals:
+    """The signals of one retrieved list (best first; whole abstracts). `scores`, the
+    question's sentence scores (`sentences.py`), add `reader_best`, the top paper's best
+    sentence score: recorded beside the fitted features, for a gate refitted on a reader
+    model's scores to read."""
     if not passages:
         return Signals(dict.fromkeys(FEATURES, 0.0))
     cosines = [p.scores.get("dense", 0.0) for p in passages]
@@ -111,4 +108,6 @@ def compute(query: str, passages: list[Passage], idf: Idf | None,
         "rarest_present": float(any(t in everything | title for t, w in asked.items()
                                     if w == max(asked.values()))),
     }
+    if scores:
+        values["reader_best"] = max(scores[0], default=0.0)
     return Signals(values)

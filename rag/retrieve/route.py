@@ -1,6 +1,8 @@
-"""What a question asks for, read before anything is retrieved; pure functions, no index.
+"""The route of a question: what it asks for, read from its words, then settled against the
+corpus's catalog (who is an author, which titles it names). Decided once per question, here;
+the retrieval (`search.py`), the gate and the writer all read the `Route`.
 
-`understand(question)` -> `Intent(kind, query, ...)`, where kind is one of
+`understand(question)` -> `Intent(kind, query, ...)`, pure functions on the words, no index:
 - "person":  papers of a named author ("papers by X", "what did X present?", "X's work on Y",
              "Which papers did X publish at ICML 2024?"); `person` and `topic` are filled;
 - "compare": two named things set against each other ("how does X differ from Y?", "X vs Y");
@@ -10,7 +12,12 @@
 - "fact":    anything else, about one paper or one finding.
 `query` is what retrieval searches: the question without the words that describe the request
 or the conference rather than the topic ("ICML 2024", "papers", "best", "show me").
-Whether a person or a title really is in the corpus is decided later, against the index.
+
+`route(question, query, catalog)` -> `Route`: the intent settled against the corpus. A "person"
+whose name no author has (and the wording does not insist) is read again as a list or a fact;
+a "list" naming a paper's title asks about that paper; a comparison whose two sides are not
+both titles is a fact question. The route says which writer answers (`writer`) and whether the
+answerability gate is asked (`gated`).
 
 Examples:
     understand("What are the best papers on mixture of experts at ICML 2024?")
@@ -19,12 +26,19 @@ Examples:
         -> Intent(kind="person", query="offline RL", person="Sergey Levine", topic="offline RL")
     understand("How does Genie differ from DsDm?")
         -> Intent(kind="compare", named=("Genie", "DsDm"))
+    route("What is the Genie paper about?", ..., catalog)
+        -> Route(kind="fact", pinned=("<Genie's id>",), gated=False, writer="fact")
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
+
+from ..lexicon import NAME_OPENERS, NOT_NAME
+from .authors import AuthorMatch
+from .catalog import Catalog
 
 KINDS = ("person", "compare", "list", "fact")
 MAX_NAME_WORDS = 8  # a side of a comparison is a paper's name, not a clause
@@ -65,7 +79,7 @@ _TRAILER = re.compile(r"[\s,]*\b(?:from|at|in|on|of|for|please|and|or)?[\s?.!,]*
 _LIST = [re.compile(p, _I) for p in (
     r"\b(?:papers|articles|publications|abstracts|posters)\b",
     r"^(?:which|what|any|some|recent|show me|list)\s+(?:(?!paper\b|one\b)\w+\s+)?"
-    r"(?:works|studies)\b",
+    r"(?:works|studies)\b(?!\s+(?:best|better|well|worse|poorly|most|least)\b)",
     r"^(?:any|some|recent|best|top|latest|new|show|list|find|recommend|suggest)\b.*\b(?:work|"
     r"research|paper)\b",
     r"^(?:list|show me|recommend|suggest)\b",
@@ -85,7 +99,8 @@ _PERSON = [(re.compile(p, _I), strong) for p, strong in (
     (rf"\b(?:authored|written|co-?authored|presented|published)\s+by\s+{_NAME}{_TOPIC}$", True),
     (rf"(?:^|\s){_NAME}['’]s\s+{_NOUNS}{_TOPIC}$", True),
     (rf"\bis\s+{_NAME}\s+(?:an?\s+)?(?:author|co-?author)\b", True),
-    (rf"\b{_NOUNS}\s+(?:with|where|that|have|has|list|include)\s+{_NAME}\s+(?:as|is)\s+"
+    (rf"\b{_NOUNS}\s+(?:with|where|(?:that|which)\s+(?:have|has|list|include)|that|have|has|"
+     rf"list|include)\s+{_NAME}\s+(?:as|is)\s+"
      rf"(?:an?\s+)?(?:co-?)?author", True),
     (rf"\b(?:everything|anything|all)\s+(?:by|from)\s+{_NAME}{_TOPIC}$", True),
     (rf"^(?:which|what)\s+(?:{_NOUNS}\s+)?(?:did|has|have)\s+{_NAME}\s+{_VERBS}{_TOPIC}$",
@@ -102,16 +117,8 @@ _COMPARE = [re.compile(p, _I) for p in (
     r"^(?:how\s+(?:does|do|is|are)\s+)?(?P<a>.+?)\s+compare[sd]?\s+(?:to|with|against)\s+"
     r"(?P<b>.+)$",
     r"^(?P<a>.+?)\s+(?:vs\.?|versus)\s+(?P<b>.+)$")]
-# Words that are never (part of) a person's name in a question.
-_NOT_NAME = frozenset(
-    "the a an this that these those it they them he she his her their its paper papers work "
-    "works authors author method methods model models approach people researchers team group "
-    "someone anyone you we i me my our your who what which all any some each other others same "
-    "first second last new recent best show list find tell give see about of on me for with "
-    "in and or to from by at via without using".split())
 
 
-_OPENERS = frozenset("show me list find tell give see about of on what are is all".split())
 
 
 def without_conference(text: str) -> str:
@@ -146,9 +153,9 @@ def person_in(question: str) -> tuple[str, str, bool] | None:
         if not m:
             continue
         words = m.group("name").split()
-        while words and words[0].lower() in _OPENERS:
+        while words and words[0].lower() in NAME_OPENERS:
             words.pop(0)  # "Show me L. Yin's papers" -> "L. Yin"
-        if 1 <= len(words) <= 4 and not any(w.lower().strip(".'’") in _NOT_NAME for w in words):
+        if 1 <= len(words) <= 4 and not any(w.lower().strip(".'’") in NOT_NAME for w in words):
             topic = (m.groupdict().get("topic") or "").strip(" ?.!")
             return " ".join(words).rstrip("'’"), topic, strong
     return None
@@ -163,7 +170,7 @@ def compared(question: str) -> tuple[str, str] | None:
             a, b = (_bare(m.group(g)) for g in ("a", "b"))
             short = all(1 <= len(x.split()) <= MAX_NAME_WORDS and not re.match(
                 r"(?:what|which|how|why|when|where|who)\b", x, _I) for x in (a, b))
-            if short and a.lower() not in _NOT_NAME and b.lower() not in _NOT_NAME:
+            if short and a.lower() not in NOT_NAME and b.lower() not in NOT_NAME:
                 return a, b
     return None
 
@@ -193,3 +200,69 @@ def understand(question: str) -> Intent:
     if is_list(question):
         return Intent("list", topic_of(question))
     return Intent("fact", without_conference(question) or question, describe=describe)
+
+
+_PAPERS = re.compile(r"\b(?:papers|works|studies|articles|publications|posters)\b", re.I)
+
+
+@dataclass(frozen=True)
+class Route:
+    """The question's route: its settled intent, who a person question means, and the papers
+    it names by title (ranked first)."""
+
+    intent: Intent
+    author: AuthorMatch | None = None  # person questions: who the name stands for
+    pinned: tuple[str, ...] = ()  # papers named by title: the compared pair, or the one asked about
+
+    @property
+    def kind(self) -> str:
+        return self.intent.kind
+
+    @property
+    def writer(self) -> str:
+        """Who writes the answer: "person" (the author index), "list", "compare" or "fact"."""
+        return self.kind
+
+    @property
+    def gated(self) -> bool:
+        """Whether the answerability gate is asked: not for a person's papers, two papers named
+        for comparison, a list (cut at its relevance floor), nor a named paper asked about as a
+        whole."""
+        return self.kind == "fact" and not (self.pinned and self.intent.describe)
+
+    @property
+    def query(self) -> str:
+        """What is searched, shown as "Searched as" (`Answer.query`)."""
+        if self.author is None:
+            return self.intent.query
+        name = self.author.names[0] if self.author.status == "found" else self.intent.person
+        topic = self.intent.topic
+        return f"author: {name}" + (f" \u00b7 {topic}" if topic else "")
+
+
+def route(question: str, query: str, cat: Catalog) -> Route:
+    """The route of `question`; `query` is its standalone form (a rewritten follow-up)."""
+    intent = understand(question)
+    if query != question:  # a follow-up: search the rewrite, keep this question's kind
+        intent = dataclasses.replace(intent, query=understand(query).query)
+    if intent.kind == "list" and 2 <= len(intent.query.split()) <= 4 and \
+            cat.authors.lookup(intent.query).status == "found":  # "Sergey Levine papers"
+        intent = Intent("person", intent.query, person=intent.query, strong=True)
+    if intent.kind == "person":
+        match = cat.authors.lookup(intent.person)
+        named = match.status == "missing" and cat.titles.match(question)  # a title, not a name
+        if not named and (match.status != "missing" or intent.strong
+                          or len(intent.person.split()) > 1):
+            return Route(intent, author=match)
+        kind = "list" if is_list(question) else "fact"
+        intent = Intent(kind, topic_of(query) if kind == "list" else without_conference(query))
+    if intent.kind == "list" and not _PAPERS.search(question) and cat.titles.match(question):
+        intent = Intent("fact", without_conference(query))  # "Which methods does RankSEG use?"
+    if intent.kind == "compare":
+        found = [cat.titles.match(name)[:1] for name in intent.named]
+        if all(found) and found[0] != found[1]:
+            return Route(intent, pinned=(found[0][0], found[1][0]))
+        intent = Intent("fact", intent.query)
+    if intent.kind == "list":
+        return Route(intent)
+    return Route(intent, pinned=tuple(cat.titles.match(question)[:1]))

@@ -1,0 +1,84 @@
+"""Sentence scores: how much each sentence of each passage looks like it states the answer.
+
+One seam for everything that asks "which sentences answer the question?": the extractive
+reader (which sentences to quote, `answer/reader.py`), the gate (the scores ride on the
+verdict's signals, `answerability.py`) and the checks (the evidence they judge carries them).
+The engine asks once per question, on the whole abstracts, and keeps the result on the turn.
+
+A `SentenceScorer` has one method, `score(question, passages)`, returning one list per
+passage with one score per sentence, in `Passage.sentence_texts()` order; higher is likelier
+to state the answer. The setting `reader` names the scorer, looked up in `SCORERS`:
+- "rules" (default): the reader's word-overlap rule. A sentence scores its IDF-weighted
+  share of the question's *focus* (its content words not in the passage's title, request
+  words left out; all of them when the title holds every one) plus `ALL_TERMS_WEIGHT` times
+  its share of all the question's words.
+- a learned model registers itself with one line, `register_scorer("model", make)`, where
+  `make(idf)` returns an object with that `score` method (P(the sentence states the answer)).
+
+Example: RulesScorer(idf).score("How many questions does WMDP contain?", [wmdp]) ->
+[[0.0, 1.3, 0.2, ...]] (the sentence with "3,668 multiple-choice questions" first).
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Protocol
+
+from ..errors import ConfigError
+from ..text import Idf, content_terms, share
+from ..types import Passage
+from .signals import question_terms
+
+ALL_TERMS_WEIGHT = 0.3
+
+
+class SentenceScorer(Protocol):
+    name: str
+
+    def score(self, question: str, passages: list[Passage]) -> list[list[float]]:
+        """One score per sentence of each passage (`Passage.sentence_texts()` order)."""
+        ...
+
+
+def focus_of(question: str, passage: Passage, idf: Idf | None) -> tuple[dict, dict, bool]:
+    """(asked, focus, about): the question's weighted words, those the title does not hold
+    (all of them when it holds every one), and whether the title holds every one ("what is X
+    about?": nothing is asked beyond naming the paper)."""
+    asked = question_terms(question, idf)
+    title = content_terms(passage.title)
+    focus = {t: w for t, w in asked.items() if t not in title}
+    return asked, focus or asked, not focus
+
+
+class RulesScorer:
+    """The word-overlap rule (module doc), reading the question's snapshot's IDF table."""
+
+    name = "rules"
+
+    def __init__(self, idf: Idf | None = None):
+        self.idf = idf
+
+    def score(self, question: str, passages: list[Passage]) -> list[list[float]]:
+        out = []
+        for passage in passages:
+            asked, focus, _ = focus_of(question, passage, self.idf)
+            out.append([share(focus, terms) + ALL_TERMS_WEIGHT * share(asked, terms)
+                        for terms in (content_terms(t) for _, _, t in passage.sentence_texts())])
+        return out
+
+
+SCORERS: dict[str, Callable[[Idf | None], SentenceScorer]] = {"rules": RulesScorer}
+
+
+def register_scorer(name: str, make: Callable[[Idf | None], SentenceScorer]) -> None:
+    """Make `make(idf)` the scorer the setting `reader=name` chooses."""
+    SCORERS[name] = make
+
+
+def scorer_for(name: str, idf: Idf | None) -> SentenceScorer:
+    """The scorer the setting `reader` names, for the question's IDF table."""
+    try:
+        make = SCORERS[name]
+    except KeyError:
+        raise ConfigError(f"unknown reader {name!r}; choose one of: "
+                          f"{', '.join(sorted(SCORERS))}") from None
+    return make(idf)
