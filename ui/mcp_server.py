@@ -27,7 +27,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 import rag
 from rag import factory
-from rag.check.metadata import no_paper_by
+from rag.answer.person import no_paper_by
 from rag.errors import InputError, PaperNotFoundError, RagError
 from rag.retrieve.catalog import catalog
 from rag.settings import Settings
