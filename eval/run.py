@@ -205,7 +205,7 @@ def main(args: argparse.Namespace) -> int:
             judge = None
     result = run(dataset, configs, use_cache=not args.no_cache, judge=judge, progress=progress)
     twins = [] if args.no_twins or args.retrieval_only else run_twins(
-        result, base, use_cache=not args.no_cache, progress=progress)
+        result, base, run, ensure_index, use_cache=not args.no_cache, progress=progress)
     result.meta = {
         "dataset": dataset.name, "questions": len(dataset.questions), "corpus": dataset.corpus,
         "corpus_hash": corpus_hash(base), "git_revision": git_revision(),

@@ -73,12 +73,12 @@ def write_twin_corpus(dataset: Dataset, edited: dict[str, str], home: Path) -> s
     return str(path)
 
 
-def run_twins(result, base: Settings, use_cache: bool = True, progress: bool = True,
-              index_progress: bool = True) -> list[Question]:
+def run_twins(result, base: Settings, run, ensure_index, use_cache: bool = True,
+              progress: bool = True, index_progress: bool = True) -> list[Question]:
     """Ask every twin of `result.dataset` under each answering configuration of `result` and
     add `twin_abstention` to their summaries; the twin rows go to `result.twins`. Returns the
-    twins asked ([] when the dataset has none or nothing answers)."""
-    from .run import ensure_index, run
+    twins asked ([] when the dataset has none or nothing answers). `run` and `ensure_index`
+    are eval/run.py's (passed in, so that run.py -> twin_eval.py is the only direction)."""
 
     configs = [c for c in result.configs if c.with_answer and not c.baseline]
     if not configs or not result.dataset.answers:

@@ -136,3 +136,13 @@ ABBREVIATIONS = {
     "e.g", "i.e", "et al", "al", "etc", "vs", "cf", "fig", "figs", "eq", "eqs", "sec", "resp",
     "approx", "no", "dr", "mr", "ms", "prof", "st", "ref", "refs", "viz", "ca",
 }
+
+# Words that say nothing about a cluster of papers: a map label made only of them is skipped
+# (rag/index/clusters.py).
+LABEL_GENERIC = frozenset("""
+paper propose proposed proposes method methods approach approaches result results show shows
+shown demonstrate novel new existing based work problem problems framework performance
+experiments experimental empirical empirically state art significantly significant achieve
+achieves improve improves improved various task tasks extensive study use using used propose
+learning model models data algorithm algorithms introduce prior previous recent recently key
+""".split())

@@ -17,16 +17,12 @@ import math
 
 import numpy as np
 
+from ..lexicon import LABEL_GENERIC
+
 SEED = 0
 LABEL_WORDS = 3
 # Words that say nothing about a topic in an ML abstract, on top of English stop words.
-GENERIC = frozenset("""
-paper propose proposed proposes method methods approach approaches result results show shows
-shown demonstrate novel new existing based work problem problems framework performance
-experiments experimental empirical empirically state art significantly significant achieve
-achieves improve improves improved various task tasks extensive study use using used propose
-learning model models data algorithm algorithms introduce prior previous recent recently key
-""".split())
+
 
 
 def cluster_count(n: int) -> int:
@@ -64,7 +60,7 @@ def labels(texts: list[str], clusters: np.ndarray, k: int) -> list[str]:
         return [f"cluster {c + 1}" for c in range(k)]
     terms = vec.get_feature_names_out()
     # a generic word alone says nothing; in a bigram ("reinforcement learning") it may
-    keep = np.array([not all(w in GENERIC for w in t.split()) for t in terms])
+    keep = np.array([not all(w in LABEL_GENERIC for w in t.split()) for t in terms])
     per = np.zeros((k, counts.shape[1]))
     for c in range(k):
         rows = np.flatnonzero(clusters == c)
