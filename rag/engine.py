@@ -146,6 +146,7 @@ class Engine:
         r = turn.route
         if r.author is None:  # whole abstracts: a chunk may hold half of one
             turn.whole = [turn.snapshot.whole_paper(p) for p in turn.passages]
+        scorer = None
         if r.writer == "fact" and turn.whole:
             scorer = scorer_for(self.settings.reader, turn.idf)
             turn.scores = scorer.score(turn.query, turn.whole)
@@ -153,7 +154,8 @@ class Engine:
             override = self.settings.abstain_threshold
             signals = compute(turn.query, turn.whole, turn.idf, background(self.index),
                               turn.scores)
-            turn.verdict = decide(signals, None if override < 0 else override)
+            turn.verdict = decide(signals, None if override < 0 else override,
+                                  reader_threshold=scorer.threshold if scorer else None)
         self._decide(turn)
 
     def _decide(self, turn: Turn) -> None:

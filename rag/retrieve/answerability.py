@@ -92,15 +92,20 @@ def named(signals: Signals) -> bool:
 
 
 def decide(signals: Signals, answer_threshold: float | None = None,
-           model: GateModel | None = None) -> Verdict:
+           model: GateModel | None = None, reader_threshold: float | None = None) -> Verdict:
     """The gate's verdict on one question's signals (`answer_threshold` overrides the fitted
-    one, e.g. from a setting)."""
+    one, e.g. from a setting). With a `reader_threshold` (the reader model's, chosen on dev),
+    a top paper none of whose sentences reaches it does not state the answer: "not stated"
+    when the paper is found and named, else an abstention."""
     model = model or load_model()
     x = signals.vector()
     p_answer = model.answerable.probability(x)
     p_found = model.found.probability(x)
     threshold = model.answer_threshold if answer_threshold is None else answer_threshold
-    decision = ANSWER if p_answer >= threshold else after_no(p_found, signals, model)
+    read = signals.values.get("reader_best")
+    unread = reader_threshold is not None and read is not None and read < reader_threshold
+    decision = ANSWER if p_answer >= threshold and not unread else after_no(p_found, signals,
+                                                                            model)
     return Verdict(decision, p_answer, p_found, signals)
 
 

@@ -12,8 +12,9 @@ to state the answer. The setting `reader` names the scorer, looked up in `SCORER
   share of the question's *focus* (its content words not in the passage's title, request
   words left out; all of them when the title holds every one) plus `ALL_TERMS_WEIGHT` times
   its share of all the question's words.
-- a learned model registers itself with one line, `register_scorer("model", make)`, where
-  `make(idf)` returns an object with that `score` method (P(the sentence states the answer)).
+- "model": the reader model (rag/models/reader.py), P(the sentence states the answer), for
+  the top passage; its `threshold` lets the gate say "not stated" when no sentence reaches it.
+  Another scorer registers itself with one line, `register_scorer(name, make)`.
 
 Example: RulesScorer(idf).score("How many questions does WMDP contain?", [wmdp]) ->
 [[0.0, 1.3, 0.2, ...]] (the sentence with "3,668 multiple-choice questions" first).
@@ -24,6 +25,7 @@ from __future__ import annotations
 from typing import Callable, Protocol
 
 from ..errors import ConfigError
+from ..models.reader import pair_text, reader_model
 from ..text import Idf, content_terms, share
 from ..types import Passage
 from .signals import question_terms
@@ -33,6 +35,7 @@ ALL_TERMS_WEIGHT = 0.3
 
 class SentenceScorer(Protocol):
     name: str
+    threshold: float | None  # a score under which no sentence states it (None: no such rule)
 
     def score(self, question: str, passages: list[Passage]) -> list[list[float]]:
         """One score per sentence of each passage (`Passage.sentence_texts()` order)."""
@@ -53,6 +56,7 @@ class RulesScorer:
     """The word-overlap rule (module doc), reading the question's snapshot's IDF table."""
 
     name = "rules"
+    threshold = None  # word overlap is no probability: the fitted gate reads it as a signal
 
     def __init__(self, idf: Idf | None = None):
         self.idf = idf
@@ -66,7 +70,32 @@ class RulesScorer:
         return out
 
 
-SCORERS: dict[str, Callable[[Idf | None], SentenceScorer]] = {"rules": RulesScorer}
+class ModelScorer:
+    """The reader model (rag/models/reader.py): P(the sentence states the answer), read with
+    the paper's title and the sentence's neighbours. It reads the top passage only, the paper
+    the extractive reader quotes and the gate judges (the others get no scores: empty lists),
+    which keeps a question to one batch of the model. `threshold` is the reader's own answer
+    threshold, chosen on dev with the weights (their manifest): under it the gate says the
+    abstract does not state the answer, whatever the other signals say."""
+
+    name = "model"
+
+    def __init__(self, idf: Idf | None = None):
+        self.model = reader_model()
+        self.threshold = float(self.model.manifest["answer_threshold"]["threshold"])
+
+    def score(self, question: str, passages: list[Passage]) -> list[list[float]]:
+        out: list[list[float]] = [[] for _ in passages]
+        if passages:
+            top = passages[0]
+            sents = [t for _, _, t in top.sentence_texts()]
+            texts = [pair_text(top.title, sents, i) for i in range(len(sents))]
+            out[0] = [float(x) for x in self.model.score(question, texts)]
+        return out
+
+
+SCORERS: dict[str, Callable[[Idf | None], SentenceScorer]] = {"rules": RulesScorer,
+                                                              "model": ModelScorer}
 
 
 def register_scorer(name: str, make: Callable[[Idf | None], SentenceScorer]) -> None:
