@@ -1,4 +1,4 @@
-"""The `rag` command: index, ask, papers, similar, add, remove, serve, mcp, api, eval.
+"""The `rag` command: index, ask, papers, similar, map, add, remove, serve, mcp, api, eval.
 Errors become one-line messages.
 
 It sits at the edge, beside the UI: it imports the library, and dispatches `serve` to
@@ -115,6 +115,28 @@ def cmd_similar(args) -> int:
     return 0
 
 
+def cmd_map(args) -> int:
+    import rag
+
+    settings = _settings(args)
+    drawn = rag.paper_map(settings.corpus, settings)
+    mine = sum(p.upload for p in drawn.points)
+    line = (f"{settings.corpus}: {len(drawn.points) - mine} papers in {len(drawn.clusters)} "
+            f"clusters" + (f", {mine} uploaded" if mine else "")
+            + (f" (layout drawn in {drawn.seconds:.1f} s)" if drawn.seconds else ""))
+    if args.png:
+        from .map_png import write_png
+
+        write_png(drawn, args.png, f"{settings.corpus}: {len(drawn.points) - mine:,} papers, "
+                  f"{len(drawn.clusters)} clusters")
+        line += f"; wrote {args.png}"
+    print(line)
+    if args.labels:
+        for c in drawn.clusters:
+            print(f"{c.id}\t{c.size}\t{c.label}")
+    return 0
+
+
 def cmd_add(args) -> int:
     from rag.documents import add_documents, upload_pairs
 
@@ -208,6 +230,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print them as one JSON list")
     common(p)
     p.set_defaults(func=cmd_similar)
+
+    p = sub.add_parser("map", help="draw the map of the conference (kept with the index)")
+    p.add_argument("--png", metavar="FILE", help="write the whole map with its labels as a PNG")
+    p.add_argument("--labels", action="store_true", help="list the clusters and their labels")
+    common(p)
+    p.set_defaults(func=cmd_map)
 
     p = sub.add_parser("add", help="add documents (.txt .md .jsonl .pdf) to a corpus")
     p.add_argument("files", nargs="+", metavar="FILE")

@@ -1,5 +1,5 @@
 """The corpus tab's logic: the indexed papers (cached per index generation), search, a paper's
-detail view, adding uploaded documents with a progress callback, and removing one of them
+detail view (with the papers most like it), adding uploaded documents with a progress callback, and removing one of them
 (built-in papers cannot be removed: `rag.documents.remove_document` says so).
 
 Example: catalog(settings).papers -> every Paper of settings.corpus, sorted by title.
@@ -23,6 +23,7 @@ from rag.types import Paper
 from . import markup, render
 
 PAGE = 50
+SIMILAR = 5  # papers like the one shown, under its abstract
 
 
 def search_papers(papers: Sequence[Paper], query: str, limit: int = 50) -> tuple[list[Paper], int]:
@@ -106,7 +107,21 @@ def detail_html(settings: Settings, paper_id: str) -> str:
         return render.error_html(f"no paper {paper_id!r} in this corpus (was it removed?)",
                                  "Not found")
     return render.source_html(p.title, p.text, (), 0, p.authors, p.url, "",
-                              cat.names.get(p.source, ""))
+                              cat.names.get(p.source, "")) + similar_html(settings, p.id)
+
+
+def similar_html(settings: Settings, paper_id: str, k: int = SIMILAR) -> str:
+    """"Papers like this one": the nearest papers by embedding, each opening its own detail."""
+    import rag
+
+    try:
+        found = rag.similar(paper_id, k, settings, settings.corpus)
+    except RagError:
+        return ""
+    cards = [render.card(f"#rag:d/{s.paper.id}", f"{s.score:.2f}", s.paper.title, s.paper.authors)
+             for s in found]
+    return ('<div class="rag-sources rag-similar"><div class="rag-label">Papers like this one'
+            f'</div><div class="rag-cards">{"".join(cards)}</div></div>') if cards else ""
 
 
 def add_files(paths: Sequence[str], settings: Settings,

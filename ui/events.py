@@ -19,7 +19,7 @@ from rag.errors import RagError
 from rag.settings import Settings
 from rag.documents import reindex
 
-from . import availability, chat, corpus_view, layout, live, markup, render
+from . import availability, chat, corpus_view, layout, live, map_view, markup, render
 
 PRIVATE = {"api_visibility": "private"}
 EXPORTS = Path(tempfile.gettempdir()) / "icml-rag-exports"
@@ -29,6 +29,7 @@ def wire(demo: gr.Blocks, ui, base: Settings) -> None:
     _chat(ui, base)
     _settings(ui, base)
     _corpus(demo, ui, base)
+    _map(ui, base)
     _api(base)
 
 
@@ -211,6 +212,41 @@ def _corpus(demo: gr.Blocks, ui, base: Settings) -> None:
     ui.add.click(add_documents, [ui.files, ui.search, ui.prefs],
                  [ui.upload_report, ui.files, ui.paper_list], concurrency_limit=1,
                  concurrency_id="index", show_progress_on=[ui.upload_report], **PRIVATE)
+
+
+# -- map tab ---------------------------------------------------------------------------------
+
+
+def _map(ui, base: Settings) -> None:
+    def draw(query: str, turns: list, prefs: dict):
+        fig, note = map_view.map_view(chat.settings_for(base, prefs), query, turns)
+        return (gr.skip() if fig is None else fig), note
+
+    shown = [ui.map_plot, ui.map_note]
+    ui.map_tab.select(draw, [ui.map_query, ui.turns, ui.prefs], shown, show_progress="minimal",
+                      **PRIVATE)
+    ui.map_query.change(draw, [ui.map_query, ui.turns, ui.prefs], shown, show_progress="hidden",
+                        trigger_mode="always_last", **PRIVATE)
+
+    def follow(value: str, query: str, turns: list, prefs: dict):
+        """A point clicked ("d/<paper id>": open it in the Corpus tab) or an answer's "Show on
+        map" link ("m/<turn>": the map, zoomed on that answer's cited papers)."""
+        link = str(value or "").split(":", 1)[0]
+        settings = chat.settings_for(base, prefs)
+        if link.startswith("d/"):
+            pid = link[2:]
+            return (gr.Tabs(selected="corpus"), gr.skip(), gr.skip(),
+                    corpus_view.detail_html(settings, pid),
+                    gr.update(visible=corpus_view.removable(settings, pid)), pid)
+        if link.startswith("m/") and link[2:].isdigit():
+            fig, note = map_view.map_view(settings, query, turns, int(link[2:]))
+            return (gr.Tabs(selected="map"), gr.skip() if fig is None else fig, note,
+                    gr.skip(), gr.skip(), gr.skip())
+        return (gr.skip(),) * 6
+
+    ui.map_bridge.change(follow, [ui.map_bridge, ui.map_query, ui.turns, ui.prefs],
+                         [ui.tabs, ui.map_plot, ui.map_note, ui.paper_detail, ui.remove,
+                          ui.shown], concurrency_limit=None, show_progress="hidden", **PRIVATE)
 
 
 # -- the HTTP API: the JSON of `rag ask --json` ----------------------------------------------

@@ -99,8 +99,11 @@ def ensure_index(settings: Settings, out: TextIO = sys.stderr) -> bool:
 
 
 def warm_up(settings: Settings) -> None:
-    """Load the embedding model and the BM25 side now, not on the first question."""
+    """Load the embedding model and the BM25 side now, not on the first question; draw the
+    map of the corpus now (once per index: kept beside it), not when the Map tab opens."""
+    import rag
     from rag import factory
 
     factory.embedder(settings).embed(["warm up"])
     factory.index(settings).snapshot()
+    rag.paper_map(settings.corpus, settings)

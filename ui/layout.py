@@ -3,8 +3,10 @@
 `build_layout(settings)` must run inside a `gr.Blocks` context; it returns every component the
 events need, by name. Chat tab: the conversation (left) and the source panel (right, sticky),
 under the conversation the input, Settings and Export. Corpus tab: searchable paper list (left),
-the chosen paper (with a Remove button when it is an upload) and the upload form (right). Two hidden textboxes are the "bridges" that
-static/app.js writes to when a `#rag:` link inside rendered HTML is clicked.
+the chosen paper (with a Remove button when it is an upload) and the upload form (right). Map
+tab: a highlight box over the map of the conference (map_view.py). Hidden textboxes are the
+"bridges" that static/app.js writes to when a `#rag:` link inside rendered HTML, or a point of
+the map, is clicked.
 """
 
 from __future__ import annotations
@@ -77,7 +79,7 @@ def build_layout(base: Settings) -> SimpleNamespace:
     note, offer_build = corpus_status(base)
     ui = SimpleNamespace(turns=gr.State([]), prefs=gr.State(prefs_of(base)))
     gr.HTML(HEADER, elem_id="rag-header")
-    with gr.Tabs(elem_id="rag-tabs"):
+    with gr.Tabs(elem_id="rag-tabs") as ui.tabs:
         with gr.Tab("Chat", id="chat", elem_id="rag-chat-tab"):
             with gr.Row(equal_height=False):
                 with gr.Column(scale=7, min_width=420):
@@ -104,6 +106,11 @@ def build_layout(base: Settings) -> SimpleNamespace:
             ui.bridge = gr.Textbox(visible="hidden", elem_id="rag-bridge")
         with gr.Tab("Corpus", id="corpus", elem_id="rag-corpus-tab"):
             _corpus_tab(ui)
+        with gr.Tab("Map", id="map", elem_id="rag-map-tab") as ui.map_tab:
+            _map_tab(ui)
+    # Outside the tabs: a tab's components exist on the page only once it was opened, and an
+    # answer's "Show on map" link is clicked before the Map tab ever was.
+    ui.map_bridge = gr.Textbox(visible="hidden", elem_id="rag-map-bridge")
     return ui
 
 
@@ -169,3 +176,12 @@ def _corpus_tab(ui) -> None:
             ui.upload_report = gr.HTML('<div class="rag-hint">What happens to each file is '
                                        'reported here.</div>', elem_id="rag-upload-report")
     ui.paper_bridge = gr.Textbox(visible="hidden", elem_id="rag-paper-bridge")
+
+
+def _map_tab(ui) -> None:
+    ui.map_query = gr.Textbox(placeholder="Highlight papers: a topic, a title word, an "
+                              "author\u2026", show_label=False, elem_id="rag-map-search",
+                              container=False)
+    ui.map_note = gr.HTML('<div class="rag-hint">Drawing the map\u2026</div>',
+                          elem_id="rag-map-status")
+    ui.map_plot = gr.Plot(show_label=False, elem_id="rag-map")

@@ -78,7 +78,9 @@ def meta_html(answer: Answer, turn: int) -> str:
     label = "Searched as (follow-up rewritten)" if rewritten else "Searched as"
     query = (f'<details class="rag-query"><summary>{label}</summary>'
              f'<code>{esc(answer.query or answer.question)}</code></details>')
-    export = f'<a class="rag-act" href="#rag:x/{turn}">Export</a>' if answer.citations else ""
+    export = (f'<a class="rag-act" href="#rag:x/{turn}">Export</a>'
+              f'<a class="rag-act rag-on-map" href="#rag:m/{turn}">Show on map</a>'
+              if answer.citations else "")
     return f'<div class="rag-meta">{" · ".join(bits)}{export}{query}</div>'
 
 

@@ -4,6 +4,7 @@
     local    let the local model write questions, one sentence at a time (resumable)
     build    check and filter every written row, give each its twin (work/data.jsonl)
     train    build, then train the reader model (weights and manifest in rag/models/reader/)
+    settle   measure saved weights again: dev figures, the answer threshold, test figures
     curve    the learning curve: dev figures when trained on fewer questions (into the manifest)
 """
 
@@ -28,6 +29,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--epochs", type=int, default=None)
     p.add_argument("--out", default=None, help="weights folder (default rag/models/reader)")
     p.add_argument("--no-build", action="store_true", help="reuse work/data.jsonl")
+    sub.add_parser("settle", help="dev figures, answer threshold and test figures of the weights")
     p = sub.add_parser("curve", help="train on 500, 1000, 2000 ... questions; dev figures")
     p.add_argument("--sizes", default="500,1000,2000,4000", help="comma-separated sizes")
     args = parser.parse_args(argv)
@@ -63,6 +65,11 @@ def main(argv: list[str] | None = None) -> int:
                          rebuild=not args.no_build)
         print(json.dumps({k: manifest[k] for k in ("questions", "pairs", "epoch", "dev",
                                                     "train_seconds")}))
+    if args.command == "settle":
+        from .train import settle
+
+        manifest = settle()
+        print(json.dumps({k: manifest[k] for k in ("dev", "answer_threshold", "test")}))
     if args.command == "curve":
         from .train import curve
 

@@ -38,8 +38,8 @@ from rag.models.reader import WEIGHTS, ReaderModel, encode_pairs, pair_text, tok
 from rag.text import content_terms
 
 from . import build as built_data
-from .figures import figures
-from .papers import eligible
+from .figures import answer_threshold, figures, paper_scores
+from .papers import WORK, eligible
 
 NEGATIVES = 2
 
@@ -170,8 +170,10 @@ class _Trainer:
         save_file(state, str(folder / "model.safetensors"))
 
 
-def train(recipe: Recipe, folder: Path = WEIGHTS, rebuild: bool = True, out=sys.stderr) -> dict:
-    """Build the data (unless `rebuild` is False), train, save weights and manifest; figures."""
+def train(recipe: Recipe, folder: Path = WEIGHTS, rebuild: bool = True, out=sys.stderr,
+          settled: bool = True) -> dict:
+    """Build the data (unless `rebuild` is False), train, save weights and manifest, then
+    (when `settled`) measure them again through the serving code (`settle`)."""
     import torch
 
     torch.set_num_threads(recipe.threads)
@@ -225,6 +227,26 @@ def train(recipe: Recipe, folder: Path = WEIGHTS, rebuild: bool = True, out=sys.
     import shutil
 
     shutil.rmtree(staging, ignore_errors=True)
+    return settle(folder) if settled else manifest
+
+
+def settle(folder: Path = WEIGHTS) -> dict:
+    """Measure the saved weights through the serving code: the dev figures again, the
+    reader's answer threshold chosen on dev, and the test figures (reported, never chosen
+    on); all into the manifest."""
+    path = folder / "manifest.json"
+    manifest = json.loads(path.read_text(encoding="utf-8"))
+    model = ReaderModel(folder)
+    dev = paper_scores(model.score, "dev")
+    manifest["dev"] = figures(model.score, "dev", dev)
+    manifest["answer_threshold"] = answer_threshold(dev)
+    manifest["test"] = figures(model.score, "test")
+    if CURVE.exists():
+        points = {p["questions"]: p for p in map(json.loads, CURVE.read_text().splitlines())}
+        points[manifest["questions"]] = {"questions": manifest["questions"],
+                                         "pairs": manifest["pairs"], **manifest["dev"]}
+        manifest["curve"] = [points[n] for n in sorted(points)]
+    path.write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
     return manifest
 
 
@@ -240,24 +262,24 @@ def _count(rows: list[dict], key: str) -> dict[str, int]:
     return out
 
 
-def curve(sizes: list[int], folder: Path = WEIGHTS, out=sys.stderr) -> list[dict]:
-    """Dev figures of the recipe trained on the first `n` questions, for each size (the same
-    seeded order as the full model, the full model's recipe otherwise); each point is added to
-    the manifest's `curve` as soon as it is measured, beside the full model's own point."""
-    import shutil
+CURVE = WORK / "curve.jsonl"
+
+
+def curve(sizes: list[int], out=sys.stderr) -> list[dict]:
+    """Dev figures of the recipe trained on the first `n` questions (the same seeded order as
+    the full model, its recipe otherwise), for each size; each point is appended to
+    work/curve.jsonl as soon as it is measured, and `settle` puts the points in the manifest
+    beside the full model's own."""
     import tempfile
 
-    manifest_path = folder / "manifest.json"
     points = []
     for n in sizes:
         with tempfile.TemporaryDirectory() as tmp:
-            got = train(Recipe(limit=n), Path(tmp) / "reader", rebuild=False, out=out)
-            shutil.rmtree(tmp, ignore_errors=True)
-        point = {"questions": got["questions"], **got["dev"], "epoch": got["epoch"]}
+            got = train(Recipe(limit=n), Path(tmp) / "reader", rebuild=False, out=out,
+                        settled=False)
+        point = {"questions": got["questions"], "pairs": got["pairs"], **got["dev"]}
         points.append(point)
-        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-        manifest["curve"] = sorted([p for p in manifest.get("curve", [])
-                                    if p["questions"] != point["questions"]] + [point],
-                                   key=lambda p: p["questions"])
-        manifest_path.write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
+        CURVE.parent.mkdir(parents=True, exist_ok=True)
+        with CURVE.open("a", encoding="utf-8") as f:
+            f.write(json.dumps(point) + "\n")
     return points

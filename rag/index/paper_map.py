@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import threading
 import time
 import uuid
 from dataclasses import asdict
@@ -37,11 +38,21 @@ if TYPE_CHECKING:
     from .opened import Index
 
 UPLOAD = "upload"
+_drawing = threading.Lock()  # two sessions opening the map at once draw it once
 
 
 def paper_map(index: "Index") -> PaperMap:
     """The map of the index's current generation: held, read back, or drawn (and kept)."""
     found = paper_vectors(index)
+    gen = found.generation
+    held = getattr(index, "_paper_map", None)
+    if held is not None and held.generation == gen:
+        return held
+    with _drawing:
+        return _held_or_drawn(index, found)
+
+
+def _held_or_drawn(index: "Index", found: PaperVectors) -> PaperMap:
     gen = found.generation
     held = getattr(index, "_paper_map", None)
     if held is not None and held.generation == gen:
