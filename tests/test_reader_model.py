@@ -43,24 +43,27 @@ def test_the_committed_weights_give_the_committed_dev_figures(model, manifest):
         assert measured[name] == pytest.approx(manifest["dev"][name], abs=0.005), name
 
 
-def test_it_prefers_the_sentence_that_states_the_answer_over_one_that_only_shares_its_words(model):
-    title = "Spider: A Unified Framework for Context-dependent Concept Segmentation"
-    sents = ["We propose Spider, a unified model for context-dependent segmentation tasks.",
+TITLE = "Spider: A Unified Framework for Context-dependent Concept Segmentation"
+SENTENCES = ["We propose Spider, a unified model for context-dependent segmentation tasks.",
              "Spider outperforms specialist models on 8 different segmentation tasks.",
              "The source code will be publicly available."]
-    q = "On how many segmentation tasks does Spider beat the specialist models?"
-    scores = model.score(q, [pair_text(title, sents, i) for i in range(3)])
+ASKED = "On how many segmentation tasks does Spider beat the specialist models?"
+
+
+def _scores(model, question):
+    return model.score(question, [pair_text(TITLE, SENTENCES, i) for i in range(3)])
+
+
+def test_it_prefers_the_sentence_that_states_the_answer_over_one_that_only_shares_its_words(
+        model, manifest):
+    scores = _scores(model, ASKED)
     assert scores.argmax() == 1
-    assert scores[1] > 0.5 > scores[0]
+    assert scores[1] > manifest["answer_threshold"]["threshold"] > scores[2]
 
 
-def test_a_question_the_abstract_does_not_answer_scores_low_on_every_sentence(model):
-    title = "Spider: A Unified Framework for Context-dependent Concept Segmentation"
-    sents = ["We propose Spider, a unified model for context-dependent segmentation tasks.",
-             "Spider outperforms specialist models on 8 different segmentation tasks.",
-             "The source code will be publicly available."]
-    q = "Which GPUs were used to train Spider?"
-    assert model.score(q, [pair_text(title, sents, i) for i in range(3)]).max() < 0.5
+def test_a_question_the_abstract_does_not_answer_scores_below_one_it_answers(model):
+    unanswered = _scores(model, "Which GPUs were used to train Spider?")
+    assert unanswered.max() < _scores(model, ASKED)[1]
 
 
 def test_missing_weights_are_a_one_line_error_that_says_how_to_rebuild_them(tmp_path):
