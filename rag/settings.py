@@ -62,7 +62,7 @@ class Settings:
     abstain_threshold: float = _f(-1.0, "P(answerable) below which the answer abstains, 0-1; "
                                   "-1: the threshold fitted with the answerability model (see "
                                   "rag/retrieve/answerability.py).", min=-1.0, max=1.0)
-    reader: str = _f("model", "Sentence scorer the reader and the gate ask which sentences "
+    reader: str = _f("rules", "Sentence scorer the reader and the gate ask which sentences "
                      "state the answer: model (the trained reader model, rag/models/reader.py) "
                      "or rules (word overlap); see rag/retrieve/sentences.py.")
     generator: str = _f("auto", "Generator: auto, extractive, openai or local.", choices=GENERATORS)
