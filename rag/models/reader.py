@@ -6,16 +6,19 @@ paper's title and the sentence's neighbours, and says how likely the sentence st
 asked. It was trained here, on questions written about the training papers only (never a dev
 or test paper of the question bank): the recipe, its data and its figures are in
 eval/reader/ (`python -m rag.eval.reader train`), the weights (fp16, ~45 MB) and their
-manifest in rag/models/reader/.
+manifest in rag/models/reader/. Used when the setting `reader` is `model`
+(rag/retrieve/sentences.py).
 
 It runs on the same plain-torch BERT as the embedder (`embedders._Bert`), with the same
 tokenizer, so training and serving tokenize identically (`encode_pairs`).
 
 Example:
     >>> m = ReaderModel()
-    >>> m.score("How many tasks does Spider handle?",
-    ...         [pair_text("Spider", ["Spider beats specialists on 8 tasks.", "It is fast."], 0)])
-    array([0.97], dtype=float32)   # the second sentence would score low
+    >>> sents = ["Spider beats specialists on 8 tasks.", "It is fast."]
+    >>> m.score("How many tasks does Spider handle?", [pair_text("Spider", sents, i)
+    ...                                                for i in range(2)])
+    # the first sentence scores higher; the scores are not calibrated at 0.5: the gate
+    # compares them with the threshold chosen on dev (manifest["answer_threshold"])
 
 Not handled: reading across two sentences that only together state an answer (each is
 scored alone, with its neighbours as context).
