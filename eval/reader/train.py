@@ -23,6 +23,7 @@ transformers is imported here only (training); serving runs the same BERT in pla
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import random
@@ -180,7 +181,7 @@ def train(recipe: Recipe, folder: Path = WEIGHTS, rebuild: bool = True, out=sys.
     start = time.perf_counter()
     built = built_data.build(out, recipe.last_batch) if rebuild or not built_data.DATA.exists() else None
     rows = built_data.load()
-    data_hash = built.sha256 if built else __import__("hashlib").sha256(
+    data_hash = built.sha256 if built else hashlib.sha256(
         built_data.DATA.read_bytes()).hexdigest()
     rng = random.Random(recipe.seed)
     questions = rows[:]
@@ -272,12 +273,22 @@ def curve(sizes: list[int], out=sys.stderr) -> list[dict]:
     beside the full model's own."""
     import tempfile
 
+    done = {}
+    if CURVE.exists():  # resumable: a size measured on the same data is not trained again
+        for line in CURVE.read_text(encoding="utf-8").splitlines():
+            point = json.loads(line)
+            done[(point["questions"], point.get("data_hash"))] = point
+    data_hash = hashlib.sha256(built_data.DATA.read_bytes()).hexdigest() if built_data.DATA.exists() else None
     points = []
     for n in sizes:
+        if (n, data_hash) in done:
+            points.append(done[(n, data_hash)])
+            continue
         with tempfile.TemporaryDirectory() as tmp:
             got = train(Recipe(limit=n), Path(tmp) / "reader", rebuild=False, out=out,
                         settled=False)
-        point = {"questions": got["questions"], "pairs": got["pairs"], **got["dev"]}
+        point = {"questions": got["questions"], "pairs": got["pairs"], **got["dev"],
+                 "train_seconds": got["train_seconds"], "data_hash": data_hash}
         points.append(point)
         CURVE.parent.mkdir(parents=True, exist_ok=True)
         with CURVE.open("a", encoding="utf-8") as f:
