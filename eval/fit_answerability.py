@@ -87,18 +87,20 @@ def choose_found_threshold(p_found: np.ndarray, found: np.ndarray, abstained: np
     return float(np.nextafter(wrong.max(), 1.0)) if len(wrong) else float(p.min(initial=1.0))
 
 
-def signal_rows(dataset: str, settings) -> list[dict]:
-    """Signals and labels of every gated question of a bank split."""
+def signal_rows(dataset, settings) -> list[dict]:
+    """Signals and labels of every gated question of a bank split (a name or a `Dataset`)."""
     from rag import factory
+    from rag.retrieve.answerability import load_model
     from rag.types import Turn
 
     from .datasets import load_dataset
 
-    data = load_dataset(dataset)
+    data = load_dataset(dataset) if isinstance(dataset, str) else dataset
     engine = factory.engine(settings.replace(corpus=data.corpus))
     rows = []
     for q in data.questions:
-        turn = engine.prepare(Turn(q.question, [], [], time.perf_counter()))
+        # the rules gate decides meanwhile: only the signals are read, whatever the reader
+        turn = engine.prepare(Turn(q.question, [], [], time.perf_counter()), load_model())
         if turn.verdict is None or not turn.passages:  # answered without the gate, as in ask()
             continue
         top = turn.passages[0].paper_id
@@ -108,48 +110,125 @@ def signal_rows(dataset: str, settings) -> list[dict]:
     return rows
 
 
+def twin_signal_rows(dataset: str, settings) -> list[dict]:
+    """`signal_rows` of a split's twins (eval/twins.py): each answerable question asked again
+    of a copy of the corpus whose gold abstract lost the answering sentences; unanswerable,
+    and found when the twin's paper comes first. The twin corpus is the one `rag eval` asks."""
+    from .datasets import Dataset, load_dataset
+    from .run import ensure_index
+    from .twin_eval import twin_questions, write_twin_corpus
+
+    data = load_dataset(dataset)
+    questions, edited = twin_questions(data)
+    corpus = write_twin_corpus(data, edited, settings.home_path)
+    ensure_index(settings.replace(corpus=corpus), progress=False)
+    return signal_rows(Dataset(f"{data.name}-twins", corpus, questions), settings)
+
+
+def arrays(rows: list[dict], features: tuple[str, ...]):
+    """(X, answerable, found) of signal rows."""
+    X = np.array([[r[f] for f in features] for r in rows], dtype=np.float64).reshape(
+        len(rows), len(features))
+    return X, np.array([r["answerable"] for r in rows], float), np.array(
+        [r["found"] for r in rows], float)
+
+
+def dev_aurocs(model: dict, features: tuple[str, ...], dev: list[dict],
+               dev_twins: list[dict]) -> tuple[float, float]:
+    """P(answerable)'s dev AUROC on the bank (answerable against unanswerable questions) and
+    on the twins (each twin against the same question asked of the whole abstract)."""
+    Xd, yd, _ = arrays(dev, features)
+    bank = auroc(predict(model, Xd).tolist(), [bool(v) for v in yd]) or 0.5
+    twinned = {r["id"].removesuffix("~twin") for r in dev_twins}
+    originals = [r for r in dev if r["id"] in twinned]
+    if not originals or not dev_twins:
+        return bank, 0.5
+    Xo, _, _ = arrays(originals + dev_twins, features)
+    p = predict(model, Xo).tolist()
+    return bank, auroc(p, [True] * len(originals) + [False] * len(dev_twins)) or 0.5
+
+
+def select_features(train: list[dict], dev: list[dict], dev_twins: list[dict],
+                    features: tuple[str, ...], keep: tuple[str, ...]) -> tuple[tuple, list]:
+    """Backward elimination: drop, one at a time, the old signal whose removal helps the dev
+    AUROCs most, as long as neither the bank's nor the twins' gets worse (a signal stays only
+    where it adds on both). `keep` (the reader's score) is never dropped. Returns the kept
+    features and the steps taken."""
+    def score(use):
+        Xt, yt, _ = arrays(train, use)
+        return dev_aurocs(fit_logistic(Xt, yt), use, dev, dev_twins)
+
+    use, steps = tuple(features), []
+    now = score(use)
+    steps.append({"features": list(use), "dev_auroc": round(now[0], 4),
+                  "dev_twin_auroc": round(now[1], 4)})
+    while True:
+        tries = [(score(tuple(f for f in use if f != drop)), drop)
+                 for drop in use if drop not in keep]
+        ok = [(sum(s), s, d) for s, d in tries if s[0] >= now[0] and s[1] >= now[1]]
+        if not ok:
+            return use, steps
+        _, now, drop = max(ok)
+        use = tuple(f for f in use if f != drop)
+        steps.append({"dropped": drop, "dev_auroc": round(now[0], 4),
+                      "dev_twin_auroc": round(now[1], 4)})
+
+
 def main(argv: list[str] | None = None) -> int:
-    from rag.retrieve.answerability import MODEL_FILE
-    from rag.retrieve.signals import FEATURES
+    from rag.retrieve.answerability import gate_file
+    from rag.retrieve.signals import FEATURES, READER_FEATURE
     from rag.settings import Settings
 
     parser = argparse.ArgumentParser(prog="python -m rag.eval.fit_answerability")
     parser.add_argument("--train", default="icml2024-train")
     parser.add_argument("--dev", default="icml2024-dev")
-    parser.add_argument("--out", default=str(MODEL_FILE))
+    parser.add_argument("--reader", default="rules",
+                        help="the sentence scorer the gate goes with (rules, model): with a "
+                             "model, its best score is a feature, the twins join the data, "
+                             "and the old signals are kept only where they add on dev")
+    parser.add_argument("--out", default=None, help="default: the scorer's gate file")
     args = parser.parse_args(argv)
-    settings = Settings.load()
+    settings = Settings.load().replace(reader=args.reader)
     t0 = time.perf_counter()
     train, dev = signal_rows(args.train, settings), signal_rows(args.dev, settings)
-
-    def arrays(rows):
-        X = np.array([[r[f] for f in FEATURES] for r in rows], dtype=np.float64)
-        return X, np.array([r["answerable"] for r in rows], float), np.array(
-            [r["found"] for r in rows], float)
-
-    Xt, yt, ft = arrays(train)
-    Xd, yd, fd = arrays(dev)
-    answerable, found = fit_logistic(Xt, yt), fit_on(Xt, ft, FEATURES, FOUND_FEATURES)
+    features, selection, train_twins, dev_twins = FEATURES, [], [], []
+    if args.reader != "rules":
+        train_twins = twin_signal_rows(args.train, settings)
+        dev_twins = twin_signal_rows(args.dev, settings)
+        features, selection = select_features(train + train_twins, dev, dev_twins,
+                                              FEATURES + (READER_FEATURE,), (READER_FEATURE,))
+    fit_rows, choose_rows = train + train_twins, dev + dev_twins
+    read = features  # what P(answerable) reads; P(found) reads FOUND_FEATURES
+    features = tuple(f for f in FEATURES + (READER_FEATURE,) if f in read or f in FOUND_FEATURES)
+    Xt, yt, ft = arrays(fit_rows, features)
+    Xd, yd, fd = arrays(choose_rows, features)
+    answerable = fit_on(Xt, yt, features, read)
+    found = fit_on(Xt, ft, features, FOUND_FEATURES)
     pd, pf = predict(answerable, Xd).tolist(), predict(found, Xd)
     dev_ok = [bool(v) for v in yd]
     t_answer = choose_threshold(pd, dev_ok, sorted(set(pd) | {0.0, 1.0}), MAX_FALSE_ABSTENTION)
-    named = ((Xd[:, FEATURES.index("rarest_present")] > 0)  # the verdict's safety rule
-             & (Xd[:, FEATURES.index("title_cover")] > 0))
+    named = np.array([r["rarest_present"] > 0 and r["title_cover"] > 0  # the verdict's rule
+                      for r in choose_rows], dtype=bool)
     t_found = choose_found_threshold(pf, fd, (np.asarray(pd) < t_answer) & named)
     chosen = at_threshold(pd, dev_ok, t_answer)
-    report = {"train_questions": len(train), "dev_questions": len(dev),
+    bank, twins = dev_aurocs(answerable, features, dev, dev_twins)
+    report = {"train_questions": len(train), "train_twins": len(train_twins),
+              "dev_questions": len(dev), "dev_twins": len(dev_twins),
               "train_auroc": auroc(predict(answerable, Xt).tolist(), [bool(v) for v in yt]),
-              "dev_auroc": auroc(pd, dev_ok),
+              "dev_auroc": bank, **({"dev_twin_auroc": twins} if dev_twins else {}),
               "dev_found_auroc": auroc(pf.tolist(), [bool(v) for v in fd]),
               "dev_abstention_recall": chosen.recall,
               "dev_false_abstention": chosen.false_abstention_rate,
+              "answerable_reads": list(read), **({"selection": selection} if selection else {}),
               "seconds": round(time.perf_counter() - t0, 1)}
-    model = {"about": "Fitted by `python -m rag.eval.fit_answerability` (eval/"
-                      "fit_answerability.py): coefficients on icml2024-train, thresholds on "
-                      "icml2024-dev; see rag/retrieve/answerability.py.",
-             "features": list(FEATURES), "answerable": answerable, "found": found,
-             "answer_threshold": t_answer, "found_threshold": t_found, "fit": report}
-    return write(args.out, model, report)
+    model = {"about": "Fitted by `python -m rag.eval.fit_answerability --reader "
+                      f"{args.reader}` (eval/fit_answerability.py): coefficients on "
+                      "icml2024-train, thresholds on icml2024-dev; see "
+                      "rag/retrieve/answerability.py.",
+             "reader": args.reader, "features": list(features), "answerable": answerable,
+             "found": found, "answer_threshold": t_answer, "found_threshold": t_found,
+             "fit": report}
+    return write(args.out or str(gate_file(args.reader)), model, report)
 
 
 def write(out: str, model: dict, report: dict) -> int:

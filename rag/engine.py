@@ -30,6 +30,7 @@ Example: "stages: route 2.1 ms > retrieve 35.0 ms > gate 4.2 ms > write 1.3 ms >
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
 import time
@@ -51,14 +52,15 @@ from .check.support import CHECKS, Check, evidence_for, prune_citations, run_che
 from .errors import GeneratorError
 from .index.opened import Index
 from .models.embedders import Embedder
-from .retrieve.answerability import ABSTAIN, ANSWER, NOT_STATED, decide
+from .retrieve.answerability import (ABSTAIN, ANSWER, NOT_STATED, GateModel, decide,
+                                    gate_for)
 from .retrieve.background import background
 from .retrieve.catalog import catalog
 from .retrieve.gate import relevance
 from .retrieve.retrievers import Retriever
 from .retrieve.route import route
 from .retrieve.search import search
-from .retrieve.sentences import scorer_for
+from .retrieve.sentences import gate_of, scorer_for
 from .retrieve.signals import compute
 from .settings import Settings
 from .types import Answer, Draft, Turn, Written
@@ -112,10 +114,12 @@ class Engine:
         log.debug("stages: %s", " > ".join(f"{name} {ms:.1f} ms" for name, ms in turn.trace))
         yield answer
 
-    def prepare(self, turn: Turn) -> Turn:
-        """The stages before writing (route, retrieve, gate): what the gate's fitting reads."""
+    def prepare(self, turn: Turn, gate: GateModel | None = None) -> Turn:
+        """The stages before writing (route, retrieve, gate): what the gate's fitting reads.
+        `gate` stands in for the fitted gate of the setting `reader` (fitting a new one reads
+        the signals only, before that gate exists)."""
         for name, stage in (("route", self.route), ("retrieve", self.retrieve),
-                            ("gate", self.gate)):
+                            ("gate", lambda t: self.gate(t, gate))):
             start = time.perf_counter()
             stage(turn)
             self._visited(turn, name, start)
@@ -142,20 +146,22 @@ class Engine:
         turn.passages = search(turn.route, self.retriever, turn.snapshot,
                                catalog(self.index, turn.snapshot), turn.idf, self.settings)
 
-    def gate(self, turn: Turn) -> None:
+    def gate(self, turn: Turn, gate: GateModel | None = None) -> None:
         r = turn.route
         if r.author is None:  # whole abstracts: a chunk may hold half of one
             turn.whole = [turn.snapshot.whole_paper(p) for p in turn.passages]
-        scorer = None
         if r.writer == "fact" and turn.whole:
-            scorer = scorer_for(self.settings.reader, turn.idf)
-            turn.scores = scorer.score(turn.query, turn.whole)
+            turn.scores = scorer_for(self.settings.reader, turn.idf).score(turn.query,
+                                                                           turn.whole)
+            # the writers (the LLM's evidence too) read the scores with the sentences
+            turn.whole = [dataclasses.replace(p, sentence_scores=tuple(s))
+                          for p, s in zip(turn.whole, turn.scores)]
         if r.gated:
             override = self.settings.abstain_threshold
             signals = compute(turn.query, turn.whole, turn.idf, background(self.index),
                               turn.scores)
             turn.verdict = decide(signals, None if override < 0 else override,
-                                  reader_threshold=scorer.threshold if scorer else None)
+                                  gate or gate_for(gate_of(self.settings.reader)))
         self._decide(turn)
 
     def _decide(self, turn: Turn) -> None:

@@ -100,6 +100,9 @@ class Passage:
     source: str = ""
     rank: int = 0
     scores: dict[str, float] = field(default_factory=dict)  # per-retriever evidence
+    # how likely each sentence (`sentence_texts()` order) states the answer to this turn's
+    # question, by the setting `reader`'s scorer (retrieve/sentences.py); () when not scored
+    sentence_scores: tuple[float, ...] = ()
 
     def sentence_texts(self) -> list[tuple[int, int, str]]:
         """(start, end, text) of each sentence, paper-relative offsets."""

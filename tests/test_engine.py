@@ -17,7 +17,7 @@ from rag.check.support import CHECKS, Problem
 from rag.engine import STAGES, Engine
 from rag.errors import ConfigError
 from rag.index.opened import Index
-from rag.retrieve.sentences import SCORERS, RulesScorer, register_scorer
+from rag.retrieve.sentences import GATES, SCORERS, RulesScorer, register_scorer
 from rag.types import Turn
 
 GP_QUESTION = "Which kernels avoid mean reversion in Gaussian process regression?"
@@ -85,6 +85,8 @@ def test_the_turn_carries_what_each_stage_added(seed_settings):
     assert all(len(s) in (0, len(p.sentence_texts())) for s, p in zip(turn.scores, turn.whole))
     assert turn.verdict.decision == turn.decision == "answer"
     assert turn.verdict.signals.values["reader_best"] == max(turn.scores[0])
+    # the writers (an LLM's evidence too) read the scores on the passages they are given
+    assert [p.sentence_scores for p in turn.whole] == [tuple(s) for s in turn.scores]
 
 
 def test_a_check_added_to_the_list_flags_sentences_and_one_removed_stops_flagging(
@@ -125,7 +127,7 @@ def test_the_reader_setting_chooses_the_sentence_scorer_from_the_registry(seed_s
         rules = rag.ask(GP_QUESTION, settings=seed_settings.replace(reader="rules"))
         last = rag.ask(GP_QUESTION, settings=seed_settings.replace(reader="last"))
     finally:
-        del SCORERS["last"]
+        del SCORERS["last"], GATES["last"]
     top = rules.citations[0].passage
     sentences = [t for _, _, t in top.sentence_texts()]
     assert last.citations[0].paper_id == rules.citations[0].paper_id == GP_PAPER

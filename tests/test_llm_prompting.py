@@ -270,3 +270,19 @@ def test_a_paper_without_a_matching_sentence_is_given_by_its_first_sentence():
     p = with_sentences(Passage(chunk_id="z#0", paper_id="z", title="Zebra", text=(
         "We present a zebra detector. It runs on phones."), score=1.0))
     assert evidence("Which optimiser tunes learning rates?", p) == "We present a zebra detector."
+
+
+def test_the_reader_models_scores_choose_the_evidence_when_the_sentences_carry_them():
+    """With `reader=model` the engine puts the model's sentence scores on each passage; the
+    LLM then reads the sentences the model says state the answer, even one that shares no
+    word with the question (a paraphrase the word-overlap rule misses)."""
+    import dataclasses
+
+    text = ("We study sorting. Sorting speed matters for databases. Our method halves the "
+            "time of mergesort. Code is public.")
+    p = with_sentences(Passage(chunk_id="q#0", paper_id="q", title="QuickMerge", text=text,
+                               score=1.0))
+    question = "How much quicker is QuickMerge than the classic algorithm?"
+    assert "halves" not in evidence(question, p, most=1)  # the rule picks by shared words
+    scored = dataclasses.replace(p, sentence_scores=(0.01, 0.2, 0.93, 0.02))
+    assert evidence(question, scored, most=1) == "Our method halves the time of mergesort."

@@ -7,7 +7,8 @@ data, see `prompts.PASSAGE`) and the question, so that the prompt plus `answer_t
 `context_tokens`.
 
 Evidence first: a passage is given as its title and its best sentences for the question
-(`reader.pick`: up to 3 for the first paper, the best one for the others), each with the sentence before it when it leans on it ("This...",
+(`reader.pick` on the sentence scores of the setting `reader`, the reader model's when it is
+"model": up to 3 for the first paper, the best one for the others), each with the sentence before it when it leans on it ("This...",
 "It...", "These..."), in the abstract's order with " ... " where sentences were skipped; a
 paper none of whose sentences holds a word of the question is given by its first sentence. A
 passage without sentence spans is given whole. Example: five ICML abstracts of ~250 tokens
@@ -87,11 +88,12 @@ def evidence(question: str, passage: Passage, idf: Idf | None = None,
     sentences = [t.strip() for _, _, t in passage.sentence_texts()]
     if not sentences:
         return passage.text
-    picked = pick(question, passage, idf) or [0]
+    scores = list(passage.sentence_scores) or None  # the reader's, when it scored them
+    picked = pick(question, passage, idf, scores) or [0]
     if len(picked) > most:
         asked = question_terms(question, idf)
-        picked = sorted(picked, key=lambda i: -share(asked, content_terms(
-            sentences[i])))[:most]
+        picked = sorted(picked, key=lambda i: -(scores[i] if scores else share(
+            asked, content_terms(sentences[i]))))[:most]
     chosen = set(picked)
     chosen |= {i - 1 for i in chosen if i > 0 and _LEANS.match(sentences[i])}
     out, last = [], None

@@ -28,9 +28,18 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
-from .signals import FEATURES, Signals
+from ..errors import ConfigError
+from .signals import FEATURES, READER_FEATURE, Signals
 
-MODEL_FILE = Path(__file__).with_name("answerability.json")
+MODEL_FILE = Path(__file__).with_name("answerability.json")  # the gate of reader=rules
+
+
+def gate_file(reader: str = "rules") -> Path:
+    """The fitted gate of a sentence scorer: `answerability.json` for the rules, and
+    `answerability-<name>.json` for another (fitted with its scores among the features)."""
+    return MODEL_FILE if reader == "rules" else MODEL_FILE.with_name(f"answerability-{reader}.json")
+
+
 ANSWER, NOT_STATED, ABSTAIN = "answer", "not_stated", "abstain"
 
 
@@ -59,6 +68,7 @@ class Logistic:
 
 @dataclass(frozen=True)
 class GateModel:
+    features: tuple[str, ...]  # what `Logistic` reads, in order (`Signals.vector`)
     answerable: Logistic
     found: Logistic
     answer_threshold: float
@@ -75,13 +85,24 @@ class Verdict:
 
 
 @functools.lru_cache(maxsize=4)
-def load_model(path: str | None = None) -> GateModel:
-    data = json.loads(Path(path or MODEL_FILE).read_text(encoding="utf-8"))
-    if tuple(data["features"]) != FEATURES:
-        raise ValueError(f"{path or MODEL_FILE} was fitted on other features; refit it with "
-                         f"`python -m rag.eval.fit_answerability`")
-    return GateModel(Logistic.from_dict(data["answerable"]), Logistic.from_dict(data["found"]),
-                     float(data["answer_threshold"]), float(data["found_threshold"]))
+def load_model(path: str | Path | None = None) -> GateModel:
+    path = Path(path or MODEL_FILE)
+    if not path.is_file():
+        raise ConfigError(f"no fitted gate at {path}; fit it with "
+                          f"`python -m rag.eval.fit_answerability`")
+    data = json.loads(path.read_text(encoding="utf-8"))
+    features = tuple(data["features"])
+    if not set(features) <= set(FEATURES) | {READER_FEATURE}:
+        raise ConfigError(f"{path} was fitted on other features; refit it with "
+                          f"`python -m rag.eval.fit_answerability`")
+    return GateModel(features, Logistic.from_dict(data["answerable"]),
+                     Logistic.from_dict(data["found"]), float(data["answer_threshold"]),
+                     float(data["found_threshold"]))
+
+
+def gate_for(reader: str = "rules") -> GateModel:
+    """The fitted gate the setting `reader` goes with (`gate_file`)."""
+    return load_model(str(gate_file(reader)))
 
 
 def named(signals: Signals) -> bool:
@@ -92,20 +113,15 @@ def named(signals: Signals) -> bool:
 
 
 def decide(signals: Signals, answer_threshold: float | None = None,
-           model: GateModel | None = None, reader_threshold: float | None = None) -> Verdict:
+           model: GateModel | None = None) -> Verdict:
     """The gate's verdict on one question's signals (`answer_threshold` overrides the fitted
-    one, e.g. from a setting). With a `reader_threshold` (the reader model's, chosen on dev),
-    a top paper none of whose sentences reaches it does not state the answer: "not stated"
-    when the paper is found and named, else an abstention."""
+    one, e.g. from a setting)."""
     model = model or load_model()
-    x = signals.vector()
+    x = signals.vector(model.features)
     p_answer = model.answerable.probability(x)
     p_found = model.found.probability(x)
     threshold = model.answer_threshold if answer_threshold is None else answer_threshold
-    read = signals.values.get("reader_best")
-    unread = reader_threshold is not None and read is not None and read < reader_threshold
-    decision = ANSWER if p_answer >= threshold and not unread else after_no(p_found, signals,
-                                                                            model)
+    decision = ANSWER if p_answer >= threshold else after_no(p_found, signals, model)
     return Verdict(decision, p_answer, p_found, signals)
 
 

@@ -13,7 +13,7 @@ to state the answer. The setting `reader` names the scorer, looked up in `SCORER
   words left out; all of them when the title holds every one) plus `ALL_TERMS_WEIGHT` times
   its share of all the question's words.
 - "model": the reader model (rag/models/reader.py), P(the sentence states the answer), for
-  the top passage; its `threshold` lets the gate say "not stated" when no sentence reaches it.
+  the top passage; the gate fitted with its best score among the features reads it.
   Another scorer registers itself with one line, `register_scorer(name, make)`.
 
 Example: RulesScorer(idf).score("How many questions does WMDP contain?", [wmdp]) ->
@@ -34,8 +34,7 @@ ALL_TERMS_WEIGHT = 0.3
 
 
 class SentenceScorer(Protocol):
-    name: str
-    threshold: float | None  # a score under which no sentence states it (None: no such rule)
+    name: str  # also names the fitted gate that reads its scores (answerability.gate_file)
 
     def score(self, question: str, passages: list[Passage]) -> list[list[float]]:
         """One score per sentence of each passage (`Passage.sentence_texts()` order)."""
@@ -56,7 +55,6 @@ class RulesScorer:
     """The word-overlap rule (module doc), reading the question's snapshot's IDF table."""
 
     name = "rules"
-    threshold = None  # word overlap is no probability: the fitted gate reads it as a signal
 
     def __init__(self, idf: Idf | None = None):
         self.idf = idf
@@ -74,15 +72,13 @@ class ModelScorer:
     """The reader model (rag/models/reader.py): P(the sentence states the answer), read with
     the paper's title and the sentence's neighbours. It reads the top passage only, the paper
     the extractive reader quotes and the gate judges (the others get no scores: empty lists),
-    which keeps a question to one batch of the model. `threshold` is the reader's own answer
-    threshold, chosen on dev with the weights (their manifest): under it the gate says the
-    abstract does not state the answer, whatever the other signals say."""
+    which keeps a question to one batch of the model. The gate fitted for it
+    (`answerability-model.json`) reads the best score among its features."""
 
     name = "model"
 
     def __init__(self, idf: Idf | None = None):
         self.model = reader_model()
-        self.threshold = float(self.model.manifest["answer_threshold"]["threshold"])
 
     def score(self, question: str, passages: list[Passage]) -> list[list[float]]:
         out: list[list[float]] = [[] for _ in passages]
@@ -96,18 +92,31 @@ class ModelScorer:
 
 SCORERS: dict[str, Callable[[Idf | None], SentenceScorer]] = {"rules": RulesScorer,
                                                               "model": ModelScorer}
+# The fitted gate each scorer goes with (answerability.gate_file): the model's reads its
+# scores; the rules' gate reads none, so it serves any scorer fitted no gate of its own.
+GATES: dict[str, str] = {"rules": "rules", "model": "model"}
 
 
-def register_scorer(name: str, make: Callable[[Idf | None], SentenceScorer]) -> None:
-    """Make `make(idf)` the scorer the setting `reader=name` chooses."""
-    SCORERS[name] = make
+def register_scorer(name: str, make: Callable[[Idf | None], SentenceScorer],
+                    gate: str = "rules") -> None:
+    """Make `make(idf)` the scorer the setting `reader=name` chooses, judged by the fitted
+    gate `gate` (`python -m rag.eval.fit_answerability --reader NAME` fits one of its own)."""
+    SCORERS[name], GATES[name] = make, gate
+
+
+def _known(name: str) -> None:
+    if name not in SCORERS:
+        raise ConfigError(f"unknown reader {name!r}; choose one of: "
+                          f"{', '.join(sorted(SCORERS))}")
 
 
 def scorer_for(name: str, idf: Idf | None) -> SentenceScorer:
     """The scorer the setting `reader` names, for the question's IDF table."""
-    try:
-        make = SCORERS[name]
-    except KeyError:
-        raise ConfigError(f"unknown reader {name!r}; choose one of: "
-                          f"{', '.join(sorted(SCORERS))}") from None
-    return make(idf)
+    _known(name)
+    return SCORERS[name](idf)
+
+
+def gate_of(name: str) -> str:
+    """The fitted gate the setting `reader` goes with (see `GATES`)."""
+    _known(name)
+    return GATES.get(name, "rules")

@@ -21,6 +21,7 @@ high, focus ("learning", "rate") -> focus_abstract 0.0.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 
@@ -47,12 +48,18 @@ _HAS_NUMBER = re.compile(r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|
                          r"hundreds?|thousands?|millions?|billions?|half|double)\b", re.I)
 
 
+# The reader model's best sentence score on the top paper, as log-odds: the feature a gate
+# fitted for a scorer with probabilities reads (present when the question's sentences were
+# scored; `reader_best` keeps the probability itself).
+READER_FEATURE = "reader_logit"
+
+
 @dataclass
 class Signals:
     values: dict[str, float]
 
-    def vector(self) -> list[float]:
-        return [self.values[name] for name in FEATURES]
+    def vector(self, features: tuple[str, ...] = FEATURES) -> list[float]:
+        return [self.values[name] for name in features]
 
 
 def question_terms(query: str, idf: Idf | None) -> dict[str, float]:
@@ -64,10 +71,10 @@ def compute(query: str, passages: list[Passage], idf: Idf | None,
             background: Background, scores: list[list[float]] | None = None) -> Signals:
     """The signals of one retrieved list (best first; whole abstracts). `scores`, the
     question's sentence scores (`sentences.py`), add `reader_best`, the top paper's best
-    sentence score: recorded beside the fitted features, for a gate refitted on a reader
-    model's scores to read."""
+    sentence score, and its log-odds `reader_logit` (the feature the reader model's gate
+    reads, `answerability.py`)."""
     if not passages:
-        return Signals(dict.fromkeys(FEATURES, 0.0))
+        return Signals({**dict.fromkeys(FEATURES, 0.0), READER_FEATURE: -12.0})
     cosines = [p.scores.get("dense", 0.0) for p in passages]
     ordered = sorted(cosines, reverse=True)
     top = passages[0]
@@ -109,5 +116,13 @@ def compute(query: str, passages: list[Passage], idf: Idf | None,
                                     if w == max(asked.values()))),
     }
     if scores:
-        values["reader_best"] = max(scores[0], default=0.0)
+        best = max(scores[0], default=0.0)
+        values["reader_best"] = best
+        values[READER_FEATURE] = reader_logit(best)
     return Signals(values)
+
+
+def reader_logit(p: float) -> float:
+    """A reader probability on the gate's (linear) scale: log-odds, clipped to +-12."""
+    p = min(max(p, 1e-6), 1 - 1e-6)
+    return max(min(math.log(p / (1 - p)), 12.0), -12.0)
