@@ -8,8 +8,9 @@ backend the setting `generator` names (made on first use). A question becomes a 
 (`rag/types.py`) that the engine carries through the stages; each stage reads the turn and adds
 to it, and none calls another stage or back into whoever called the engine.
 
-- route:    a follow-up rewritten into a standalone query; the index's snapshot read, the one
-            read of the question; the route settled (`retrieve/route.py`): person, compare,
+- route:    the index's snapshot read, the one read of the question; a follow-up rewritten
+            into a standalone query, about the paper the conversation names when it names one
+            (`answer/rewrite.py`); the route settled (`retrieve/route.py`): person, compare,
             list or fact, and whether the gate is asked.
 - retrieve: the route's passages (`retrieve/search.py`), through the turn's snapshot.
 - gate:     the passages grown to whole abstracts; their sentence scores asked of the
@@ -44,7 +45,7 @@ from .answer.not_stated import not_stated
 from .answer.person import person_answer
 from .answer.prompting import Prompt
 from .answer.prompts import CANNOT_ANSWER, NOTICE_FALLBACK, NOTICE_UNCITED, NOTICE_UNSUPPORTED
-from .answer.rewrite import standalone_query
+from .answer.rewrite import resolve, standalone_query
 from .answer.verdict import combination_for, second_opinion
 from .check.citations import check_citations
 from .check.reply import attribute_citations, is_abstention, unbacked, unfit
@@ -133,13 +134,16 @@ class Engine:
     # -- the stages ------------------------------------------------------------------------
 
     def route(self, turn: Turn) -> None:
-        turn.query = standalone_query(turn.question, turn.history,
-                                      self.backend if self.llm else None)
-        if turn.query != turn.question:
-            turn.timings["rewrite"] = (time.perf_counter() - turn.t0) * 1000
         turn.snapshot = self.index.snapshot()  # the turn's one read of the index
         turn.idf = turn.snapshot.idf()
-        turn.route = route(turn.question, turn.query, catalog(self.index, turn.snapshot))
+        cat = catalog(self.index, turn.snapshot)
+        follow = resolve(turn.question, turn.history, cat)  # a follow-up about one paper
+        turn.query = follow.query if follow else standalone_query(
+            turn.question, turn.history, self.backend if self.llm else None)
+        if turn.query != turn.question:
+            turn.timings["rewrite"] = (time.perf_counter() - turn.t0) * 1000
+        turn.route = route(follow.query if follow else turn.question, turn.query, cat,
+                           follow.paper_id if follow else "")
         turn.query = turn.route.query
 
     def retrieve(self, turn: Turn) -> None:
@@ -174,6 +178,9 @@ class Engine:
             turn.decision = NOT_STATED
         else:
             turn.decision = ANSWER
+        if turn.route.referent:
+            _keep_referent(turn)
+
 
     def write(self, turn: Turn):
         """The writer the route and the decision choose; returns (text to check or final
@@ -307,6 +314,19 @@ class Engine:
                       passages=turn.passages, abstained=True, generator=generator,
                       timings_ms={}, query=turn.query, notices=notices,
                       relevance=turn.relevance)
+
+
+def _keep_referent(turn: Turn) -> None:
+    """A follow-up about one paper (`answer/rewrite.py`) is answered from that paper alone: the
+    others leave the turn once the gate has judged them all (its signals compare the paper with
+    the rest), and an abstention becomes "not stated" about it, since the conversation names it
+    (what `answerability.named` asks of the question itself)."""
+    keep = [i for i, p in enumerate(turn.passages) if p.paper_id == turn.route.referent]
+    turn.passages = [turn.passages[i] for i in keep]
+    turn.whole = [turn.whole[i] for i in keep] if turn.whole else turn.whole
+    turn.scores = [turn.scores[i] for i in keep] if turn.scores else turn.scores
+    if turn.decision == ABSTAIN and turn.passages:
+        turn.decision = NOT_STATED
 
 
 def _timed(pieces, turn: Turn):

@@ -116,6 +116,20 @@ GENERIC_ACRONYMS = frozenset(
 GREEK_LETTERS = frozenset("alpha beta gamma delta epsilon zeta eta theta lambda mu pi rho sigma "
                           "tau phi chi psi omega".split())
 
+# -- follow-ups (answer/rewrite.py) ----------------------------------------------------------
+
+# Words that are never the antecedent of a question's own "its"/"their": pronouns, and the
+# nouns that point back at the conversation ("the authors", "the paper", "the results").
+NO_ANTECEDENT = frozenset(
+    "i you we they it he she them us me one ones paper papers work works study studies author "
+    "authors method methods approach approaches result results finding findings".split())
+
+# Words that may follow a noun without being its verb: "the size of its ..." has no subject
+# doing anything to "its", "diffusion models learn about their ..." has.
+NOT_A_VERB = frozenset(
+    "of in on for with from by about at to into over under between than and or as the a an "
+    "its their this that these those".split())
+
 # -- people (retrieve/route.py) -------------------------------------------------------------
 
 # Words that are never (part of) a person's name in a question.

@@ -9,6 +9,8 @@ citations, so the reader can open it.
 What is "asked" is phrased from the question by rule: the noun phrase after "what/which"
 ("what learning rate did..." -> "the learning rate"), a "how many/much X" clause ("how many
 GPUs were used" -> "how many GPUs were used"), "who ..." -> "who ...", else "what was asked".
+A question about a named paper's thing ("What is Genie's main result?") asks for "the main
+result".
 """
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ _AUX = (r"(?:did|does|do|is|are|was|were|has|have|had|can|could|would|will|shoul
         r"of|from|at|by|with|to)")
 _WHAT = re.compile(rf"^(?:what|which)\s+(?:is|are|was|were)\s+the\s+(.+?)\s+(?:of|for|in|on|"
                    rf"used|that|did|does)\b|^(?:what|which)\s+(?!{_AUX}\b)((?:\S+\s+){{0,3}}?\S+)"
-                   rf"\s+{_AUX}\b", re.I)
+                   rf"\s+{_AUX}\b|^(?!.*\babout\W*$)(?:what|which)\s+(?:is|are|was|were)\s+"
+                   rf"(?:the|its|their|[\w\-]+['’]s)\s+((?:\S+\s+){{0,3}}?\S+?)[?.!]*$", re.I)
 _HOW = re.compile(r"^(how\s+(?:many|much|long|fast|large|big|often)\b.*?)[?.!]*$", re.I)
 _WHO = re.compile(r"^(who(?:se)?\b.*?)[?.!]*$", re.I)
 _LEAD = re.compile(r"^(?:(?:so|and|ok|okay|hi|hey|please|tell me|do you know|in|for)\b[\s,]*)+",
@@ -34,7 +37,7 @@ def asked_phrase(question: str) -> str:
     q = re.sub(r"\s+", " ", q)
     m = _WHAT.match(q)
     if m:
-        phrase = (m.group(1) or m.group(2)).strip(" ,")
+        phrase = (m.group(1) or m.group(2) or m.group(3)).strip(" ,")
         if not re.match(r"(?:the|a|an|its|their)\b", phrase, re.I):
             phrase = f"the {phrase}"
         return phrase

@@ -213,6 +213,8 @@ class Route:
     intent: Intent
     author: AuthorMatch | None = None  # person questions: who the name stands for
     pinned: tuple[str, ...] = ()  # papers named by title: the compared pair, or the one asked about
+    referent: str = ""  # a follow-up's paper, named earlier in the conversation: pinned, the
+    # only one answered from, and the one a "not stated" names (`answer/rewrite.py`)
 
     @property
     def kind(self) -> str:
@@ -240,8 +242,9 @@ class Route:
         return f"author: {name}" + (f" \u00b7 {topic}" if topic else "")
 
 
-def route(question: str, query: str, cat: Catalog) -> Route:
-    """The route of `question`; `query` is its standalone form (a rewritten follow-up)."""
+def route(question: str, query: str, cat: Catalog, referent: str = "") -> Route:
+    """The route of `question`; `query` is its standalone form (a rewritten follow-up);
+    `referent` the paper a follow-up is about, kept when the route is a fact question."""
     intent = understand(question)
     if query != question:  # a follow-up: search the rewrite, keep this question's kind
         intent = dataclasses.replace(intent, query=understand(query).query)
@@ -265,4 +268,6 @@ def route(question: str, query: str, cat: Catalog) -> Route:
         intent = Intent("fact", intent.query)
     if intent.kind == "list":
         return Route(intent)
+    if referent:
+        return Route(intent, pinned=(referent,), referent=referent)
     return Route(intent, pinned=tuple(cat.titles.match(question)[:1]))

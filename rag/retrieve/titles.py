@@ -59,8 +59,9 @@ class TitleIndex:
         self.shorts = {s: ids[0] for s, ids in shorts.items() if len(ids) == 1}
         self._df: dict[str, int] = {}
 
-    def match(self, question: str) -> list[str]:
-        """Ids of the papers `question` names, best first (usually none or one)."""
+    def match(self, question: str, loose: bool = True) -> list[str]:
+        """Ids of the papers `question` names, best first (usually none or one); without
+        `loose`, only by whole title or short name (rules 1 and 2), not by shared words."""
         q = title_key(question)
         scored: dict[str, float] = {}
         for pid, title in self.titles.items():
@@ -69,12 +70,21 @@ class TitleIndex:
         for short, pid in self.shorts.items():
             if pid not in scored and _within(short, q) and self._mentions(short) <= MAX_SHORT_DF:
                 scored[pid] = 2 + len(short) / 1000
-        if not scored:
+        if not scored and loose:
             for part in _QUOTED.findall(question) or [question]:
                 best = self._overlap(part)
                 if best:
                     scored[best] = 1
         return sorted(scored, key=lambda pid: -scored[pid])
+
+    def name(self, paper_id: str, title: str) -> str:
+        """The words that name the paper in a question: its short name when that names it
+        alone (rule 2), else its whole title. Example: "Genie: Generative ..." -> "Genie"."""
+        head = title.split(":", 1)[0].strip() if ":" in title else ""
+        short = title_key(head)
+        if head and self.shorts.get(short) == paper_id and self._mentions(short) <= MAX_SHORT_DF:
+            return head
+        return title.strip()
 
     def _overlap(self, text: str) -> str | None:
         """The one title whose terms `text` covers best, at least MIN_OVERLAP of them."""
