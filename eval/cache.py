@@ -2,7 +2,8 @@
 
 The key of a configuration is a hash of every setting that affects answers (not the data
 directory or UI ports), the index generation (it changes whenever the indexed chunks do), a
-hash of the `rag/` and `eval/observe.py` source (a code change invalidates everything), the
+hash of the `rag/` source and fitted files and of `eval/observe.py` (a code change, a refitted
+gate or retrained weights invalidate everything), the
 LLM endpoint for LLM generators, and whether answers and the judge were requested. Records live
 in `<RAG_HOME>/eval-cache/<key>.jsonl`, one line per question (keyed by its text), appended as
 they are computed so an interrupted run keeps its work. Metrics are not cached: they are
@@ -22,17 +23,20 @@ from typing import Any
 from rag.settings import Settings
 
 IGNORED = ("home", "ui_host", "ui_port", "ui_concurrency")
+FITTED = (".py", ".json", ".safetensors")  # source, and what a refit or retraining changes
 
 
 @functools.lru_cache(maxsize=1)
 def code_hash() -> str:
-    """A hash of the source that produces records: the library (without the UI, evals and
-    benchmarks, which an installed package holds inside it) and eval/observe.py."""
+    """A hash of what produces records: the library's source and fitted files (gates, the
+    reader model's weights; without the UI, evals and benchmarks, which an installed package
+    holds inside it) and eval/observe.py."""
     import rag
 
     library = Path(rag.__file__).resolve().parent
     edges = [library / name for name in ("ui", "eval", "bench", "seeds")]
-    files = sorted(p for p in library.rglob("*.py") if not any(e in p.parents for e in edges))
+    files = sorted(p for p in library.rglob("*") if p.suffix in FITTED and p.is_file()
+                   and not any(e in p.parents for e in edges))
     h = hashlib.sha1()
     for path in files:
         h.update(str(path.relative_to(library)).encode())

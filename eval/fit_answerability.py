@@ -1,6 +1,7 @@
 """Fit the answerability gate (rag/retrieve/answerability.json) on the question bank.
 
-    python -m rag.eval.fit_answerability            # train -> coefficients, dev -> thresholds
+    python -m rag.eval.fit_answerability                 # the rules' gate (answerability.json)
+    python -m rag.eval.fit_answerability --reader model  # the reader model's (-model.json)
 
 1. Every question of `icml2024-train` runs through the pipeline's own search and signals on
    the icml2024 corpus (`Engine.prepare`, exactly what `ask()` computes); those `ask()`
@@ -14,6 +15,12 @@
    false abstention (answerable questions abstained on) is at most `MAX_FALSE_ABSTENTION`;
    the found threshold is the one that best separates, among the dev questions that gate
    turns away, a found paper (near misses) from none (`choose_found_threshold`).
+With `--reader model` the reader model's best sentence score (`reader_logit`) joins the
+signals, each split's twins (eval/twins.py: the same answerable question asked of its abstract
+without the answering sentences) join its questions as unanswerable ones, and P(answerable)
+keeps an old signal only where it adds on dev: backward elimination drops, one at a time, the
+signal whose removal lowers neither the dev AUROC on the bank nor on the twins
+(`select_features`). P(found) reads `FOUND_FEATURES` either way.
 The test split and the seed questions are never read here: `rag eval` reports them.
 """
 
@@ -36,6 +43,17 @@ L2 = 1.0
 # P(found) reads only what says which paper is meant; the answer-side signals (numbers asked,
 # details missing) made it learn the question bank's habits (near misses ask for numbers).
 FOUND_FEATURES = ("z_cosine", "margin", "title_cover", "title_rarest", "abstract_cover")
+
+
+def _stand_in():
+    from rag.retrieve.answerability import GateModel, Logistic
+    from rag.retrieve.signals import FEATURES
+
+    flat = Logistic((0.0,) * len(FEATURES), (1.0,) * len(FEATURES), (0.0,) * len(FEATURES), 0.0)
+    return GateModel(FEATURES, flat, flat, 0.5, 0.5)
+
+
+STAND_IN = _stand_in()  # answers everything; the signals it is handed are what fitting reads
 
 
 def fit_logistic(X: np.ndarray, y: np.ndarray, l2: float = L2, iters: int = 60) -> dict:
@@ -90,7 +108,6 @@ def choose_found_threshold(p_found: np.ndarray, found: np.ndarray, abstained: np
 def signal_rows(dataset, settings) -> list[dict]:
     """Signals and labels of every gated question of a bank split (a name or a `Dataset`)."""
     from rag import factory
-    from rag.retrieve.answerability import load_model
     from rag.types import Turn
 
     from .datasets import load_dataset
@@ -99,8 +116,8 @@ def signal_rows(dataset, settings) -> list[dict]:
     engine = factory.engine(settings.replace(corpus=data.corpus))
     rows = []
     for q in data.questions:
-        # the rules gate decides meanwhile: only the signals are read, whatever the reader
-        turn = engine.prepare(Turn(q.question, [], [], time.perf_counter()), load_model())
+        # a stand-in gate decides meanwhile (no fitted one is needed: the signals are read)
+        turn = engine.prepare(Turn(q.question, [], [], time.perf_counter()), STAND_IN)
         if turn.verdict is None or not turn.passages:  # answered without the gate, as in ask()
             continue
         top = turn.passages[0].paper_id
@@ -200,23 +217,29 @@ def main(argv: list[str] | None = None) -> int:
     fit_rows, choose_rows = train + train_twins, dev + dev_twins
     read = features  # what P(answerable) reads; P(found) reads FOUND_FEATURES
     features = tuple(f for f in FEATURES + (READER_FEATURE,) if f in read or f in FOUND_FEATURES)
-    Xt, yt, ft = arrays(fit_rows, features)
-    Xd, yd, fd = arrays(choose_rows, features)
+    Xt, yt, _ = arrays(fit_rows, features)
+    Xd, yd, _ = arrays(choose_rows, features)
     answerable = fit_on(Xt, yt, features, read)
-    found = fit_on(Xt, ft, features, FOUND_FEATURES)
-    pd, pf = predict(answerable, Xd).tolist(), predict(found, Xd)
+    pd = predict(answerable, Xd).tolist()
     dev_ok = [bool(v) for v in yd]
     t_answer = choose_threshold(pd, dev_ok, sorted(set(pd) | {0.0, 1.0}), MAX_FALSE_ABSTENTION)
+    # P(found), "is the top paper the one meant?", on the bank's questions alone: a twin's
+    # paper is found by construction, and counting twins taught it to call papers found that
+    # merely share a rare word with the question ("flat" tyres, "flat" minima)
+    Xb, _, fb = arrays(train, features)
+    Xe, _, fe = arrays(dev, features)
+    found = fit_on(Xb, fb, features, FOUND_FEATURES)
+    pf, pe = predict(found, Xe), predict(answerable, Xe)
     named = np.array([r["rarest_present"] > 0 and r["title_cover"] > 0  # the verdict's rule
-                      for r in choose_rows], dtype=bool)
-    t_found = choose_found_threshold(pf, fd, (np.asarray(pd) < t_answer) & named)
+                      for r in dev], dtype=bool)
+    t_found = choose_found_threshold(pf, fe, (pe < t_answer) & named)
     chosen = at_threshold(pd, dev_ok, t_answer)
     bank, twins = dev_aurocs(answerable, features, dev, dev_twins)
     report = {"train_questions": len(train), "train_twins": len(train_twins),
               "dev_questions": len(dev), "dev_twins": len(dev_twins),
               "train_auroc": auroc(predict(answerable, Xt).tolist(), [bool(v) for v in yt]),
               "dev_auroc": bank, **({"dev_twin_auroc": twins} if dev_twins else {}),
-              "dev_found_auroc": auroc(pf.tolist(), [bool(v) for v in fd]),
+              "dev_found_auroc": auroc(pf.tolist(), [bool(v) for v in fe]),
               "dev_abstention_recall": chosen.recall,
               "dev_false_abstention": chosen.false_abstention_rate,
               "answerable_reads": list(read), **({"selection": selection} if selection else {}),

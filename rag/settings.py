@@ -62,9 +62,10 @@ class Settings:
     abstain_threshold: float = _f(-1.0, "P(answerable) below which the answer abstains, 0-1; "
                                   "-1: the threshold fitted with the answerability model (see "
                                   "rag/retrieve/answerability.py).", min=-1.0, max=1.0)
-    reader: str = _f("rules", "Sentence scorer the reader and the gate ask which sentences "
-                     "state the answer: model (the trained reader model, rag/models/reader.py) "
-                     "or rules (word overlap); see rag/retrieve/sentences.py.")
+    reader: str = _f("model", "Sentence scorer the reader and the gate ask which sentences "
+                     "state the answer: model (the trained reader model, rag/models/reader.py; "
+                     "its gate reads its score) or rules (word overlap: faster, reads worse); "
+                     "see rag/retrieve/sentences.py.")
     generator: str = _f("auto", "Generator: auto, extractive, openai or local.", choices=GENERATORS)
     openai_model: str = _f("gpt-4o-mini", "Chat model name for the openai generator.")
     llm_timeout: float = _f(60.0, "Seconds before an LLM request is abandoned.", min=1.0,

@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -96,6 +98,17 @@ def _link_or_copy(source: str, target: str) -> None:
         except OSError:
             pass
     shutil.copy2(source, target)
+
+
+def stop(proc: subprocess.Popen) -> None:
+    """Stop a server a test started as Ctrl-C does (SIGINT), killing it after 30 s."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
 
 
 def copy_home(source: Path, target: Path) -> Path:

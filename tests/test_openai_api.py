@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import socket
 import subprocess
 import sys
@@ -19,7 +18,7 @@ import openai
 import pytest
 
 import rag
-from conftest import copy_home
+from conftest import copy_home, stop
 from rag.settings import Settings
 from rag.ui.availability import generator_status
 
@@ -59,16 +58,6 @@ def start_serve(home: Path, log: Path, *extra: str) -> tuple[subprocess.Popen, s
         time.sleep(0.5)
     stop(proc)
     raise AssertionError(f"rag serve did not come up:\n{log.read_text()}")
-
-
-def stop(proc: subprocess.Popen) -> None:
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -18,6 +17,7 @@ from pathlib import Path
 import pytest
 
 import rag
+from conftest import stop
 from rag.errors import ConfigError
 from rag.settings import Settings
 
@@ -294,16 +294,6 @@ def wait_up(proc: subprocess.Popen, url: str, log: Path, limit: float = 600) -> 
             pass
         time.sleep(0.5)
     raise AssertionError(f"rag serve did not come up:\n{log.read_text()}")
-
-
-def stop(proc: subprocess.Popen) -> None:
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 @pytest.mark.server

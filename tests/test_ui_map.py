@@ -12,31 +12,12 @@ from __future__ import annotations
 import pytest
 
 import rag
-from test_ui_browser import (ARTIFACTS, ask, browser, free_port, page,  # noqa: F401 - fixtures
-                             shot)
-from conftest import copy_home
-from rag.settings import Settings
+from test_ui_browser import (ARTIFACTS, app_settings, ask, browser, page,  # noqa: F401 - fixtures
+                             server, shot)
 
 pytestmark = pytest.mark.browser
 KERNELS = "Which kernels avoid mean reversion in Gaussian process regression?"
 POINTS = "#rag-map .scatterlayer .trace:first-child path.point"
-
-
-@pytest.fixture(scope="module")
-def app_settings(seed_home, tmp_path_factory) -> Settings:
-    home = tmp_path_factory.mktemp("ui-map") / "home"
-    copy_home(seed_home, home)
-    return Settings.load(home=str(home), env={})
-
-
-@pytest.fixture(scope="module")
-def server(app_settings):
-    from rag.ui.app import build_app, launch_app
-
-    demo = build_app(app_settings)
-    _, url = launch_app(demo, app_settings, "127.0.0.1", free_port(), block=False, quiet=True)
-    yield url
-    demo.close()
 
 
 def open_map(pg):

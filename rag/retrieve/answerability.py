@@ -12,7 +12,10 @@ Both models and both thresholds are fitted by `python -m rag.eval.fit_answerabil
 fit_answerability.py): the coefficients on the train split of the ICML 2024 question bank,
 the thresholds on its dev split (the highest abstention recall with at most 5% of answerable
 dev questions abstained on). The test split and the seed questions are never used for
-fitting. The fitted file is `answerability.json` beside this module; the signals are relative
+fitting. Each sentence scorer has its gate (`gate_file`): `answerability-model.json` for the
+reader model (the default), fitted with its best sentence score among the signals and the
+train twins among the questions, the old signals kept only where they add on dev (on the bank
+and on the twins); `answerability.json` for the word-overlap rules. The signals are relative
 to each corpus's own background, so the same file serves any corpus, a user's upload folder
 included.
 

@@ -31,19 +31,12 @@ from ..types import Passage
 from .background import Background
 
 FEATURES = ("z_cosine", "margin", "title_cover", "abstract_cover", "focus_sentence",
-            "focus_abstract", "number_missing", "about", "rare_missing", "detail_missing",
-            "title_rarest", "rarest_present")
+            "focus_abstract", "number_missing", "rare_missing", "title_rarest", "rarest_present")
 # A question that asks for a quantity: "how many...", "what accuracy...", "how much faster".
 _NUMBER_ASKED = re.compile(
     r"\bhow (?:many|much|long|fast|large|big|often|small)\b|\bwhat (?:is the |was the |are the )?"
     r"(?:\w+ ){0,3}?(?:percentage|accuracy|score|rate|speed-?up|size|number|error|perplexity|auc|"
     r"f1|bleu|cost|budget|count|ratio|value|temperature|epochs?|steps?)\b|\bnumber of\b", re.I)
-# Details abstracts rarely state: asked for, and absent from the abstract, they are a near miss.
-_DETAIL = re.compile(r"\b(?:learning rates?|batch sizes?|gpus?|tpus?|hardware|epochs?|licen[cs]e[sd]?|"
-                     r"affiliat\w*|universit\w*|institut\w*|fund\w*|grants?|github|code|repositor"
-                     r"\w*|seeds?|optimi[sz]ers?|hyper-?parameters?|wall-?clock|hours?|days?|"
-                     r"weeks?|budget|cost|dollars?|\$|memory|ram|programming language|"
-                     r"framework|pytorch|tensorflow|jax|trained on how)\b", re.I)
 _HAS_NUMBER = re.compile(r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|twice|"
                          r"hundreds?|thousands?|millions?|billions?|half|double)\b", re.I)
 
@@ -97,15 +90,9 @@ def compute(query: str, passages: list[Passage], idf: Idf | None,
         # asked for a quantity, but no sentence that carries the focus states one
         "number_missing": float(bool(_NUMBER_ASKED.search(query))
                                 and not any(_HAS_NUMBER.search(t) for t in near_focus)),
-        # "what is <title> about?": nothing asked beyond naming the paper
-        "about": float(not focus),
         # the rarest asked word the abstract lacks, relative to the rarest word asked
         "rare_missing": max((w for t, w in focus.items() if t not in everything), default=0.0)
         / (max(asked.values(), default=1.0) or 1.0),
-        # asks for a detail abstracts seldom give (hardware, learning rate, licence...) that
-        # this abstract does not mention
-        "detail_missing": float(any(not re.search(re.escape(m.group(0)), top.text, re.I)
-                                    for m in _DETAIL.finditer(query))),
         # the paper is named: the rarest asked word that its title holds, relative to the
         # rarest word asked ("DiffDA" in "What hardware trained DiffDA?" -> 1.0)
         "title_rarest": max((w for t, w in asked.items() if t in title), default=0.0)
