@@ -13,9 +13,10 @@ from rag import factory
 from rag.answer.not_stated import asked_phrase, not_stated, not_stated_text
 from rag.answer.reader import parts, pick
 from rag.retrieve.answerability import (ABSTAIN, ANSWER, MODEL_FILE, NOT_STATED, decide,
-                                        load_model)
+                                        gate_file, gate_for, load_model)
 from rag.retrieve.background import PROBES, background
-from rag.retrieve.signals import FEATURES, Signals
+from rag.retrieve.sentences import GATES
+from rag.retrieve.signals import FEATURES, READER_FEATURE, Signals
 from rag.types import Passage
 
 WMDP = "icml2024-poster-32695"
@@ -27,6 +28,24 @@ def test_the_fitted_model_file_matches_the_signals_and_says_how_it_was_fitted():
     assert "icml2024-train" in data["about"] and "icml2024-dev" in data["about"]
     model = load_model()
     assert 0.0 < model.answer_threshold < 1.0 and 0.0 < model.found_threshold <= 1.0
+
+
+def test_the_reader_models_gate_reads_its_score_and_keeps_old_signals_only_where_they_add():
+    """answerability-model.json: fitted with the reader model's best sentence score and the
+    twins; each old signal it reads survived backward elimination on dev (bank and twins)."""
+    data = json.loads(gate_file("model").read_text())
+    model = gate_for(GATES["model"])
+    reads = data["fit"]["answerable_reads"]
+    assert READER_FEATURE in reads and set(model.features) <= set(FEATURES) | {READER_FEATURE}
+    assert data["fit"]["train_twins"] > 50 and data["fit"]["dev_twins"] > 20
+    steps = data["fit"]["selection"]
+    assert [s["dropped"] for s in steps[1:]] == [f for f in steps[0]["features"]
+                                                 if f not in reads]
+    assert all(b["dev_auroc"] >= a["dev_auroc"] and b["dev_twin_auroc"] >= a["dev_twin_auroc"]
+               for a, b in zip(steps, steps[1:]))  # a drop never cost on dev
+    coef = dict(zip(model.features, model.answerable.coef))
+    assert coef[READER_FEATURE] > 0  # the likelier a sentence states it, the likelier answered
+    assert "--reader model" in data["about"] and 0.0 < model.answer_threshold < 1.0
 
 
 def test_each_corpus_measures_its_own_background_and_keeps_it_on_disk(seed_settings):
