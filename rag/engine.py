@@ -59,7 +59,7 @@ from .retrieve.background import background
 from .retrieve.catalog import catalog
 from .retrieve.gate import relevance
 from .retrieve.retrievers import Retriever
-from .retrieve.route import route
+from .retrieve.route import instructions_removed, route
 from .retrieve.search import search
 from .retrieve.sentences import gate_of, scorer_for
 from .retrieve.signals import compute
@@ -137,16 +137,20 @@ class Engine:
         turn.snapshot = self.index.snapshot()  # the turn's one read of the index
         turn.idf = turn.snapshot.idf()
         cat = catalog(self.index, turn.snapshot)
-        follow = resolve(turn.question, turn.history, cat)  # a follow-up about one paper
+        asked = instructions_removed(turn.question)  # orders to the assistant are no question
+        follow = resolve(asked, turn.history, cat) if asked else None  # about one paper
         turn.query = follow.query if follow else standalone_query(
-            turn.question, turn.history, self.backend if self.llm else None)
-        if turn.query != turn.question:
+            asked, turn.history, self.backend if self.llm and asked else None) if asked else ""
+        if asked and turn.query != turn.question:
             turn.timings["rewrite"] = (time.perf_counter() - turn.t0) * 1000
-        turn.route = route(follow.query if follow else turn.question, turn.query, cat,
+        turn.route = route(follow.query if follow else asked, turn.query, cat,
                            follow.paper_id if follow else "")
         turn.query = turn.route.query
 
     def retrieve(self, turn: Turn) -> None:
+        if not turn.query.strip():  # nothing asked (only orders to the assistant): abstain
+            turn.passages = []
+            return
         turn.passages = search(turn.route, self.retriever, turn.snapshot,
                                catalog(self.index, turn.snapshot), turn.idf, self.settings)
 
