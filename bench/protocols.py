@@ -40,12 +40,11 @@ def measure(corpus: str = "icml2024", n: int = QUESTIONS) -> dict:
     server's own ask() time of each HTTP request, from its Server-Timing header)."""
     import anyio
     import httpx
-    from mcp import Client
 
     import rag
     from rag.settings import Settings
     from rag.ui.launch import ensure_index, warm_up
-    from rag.ui.mcp_server import build_server
+    from rag.ui.mcp_server import build_server, in_process_client
 
     from .latency import questions
     from .startup import rag_env, start_serve, stop, wait_port
@@ -74,7 +73,7 @@ def measure(corpus: str = "icml2024", n: int = QUESTIONS) -> dict:
                 time.sleep(0.5)
 
         async def run() -> None:
-            async with Client(build_server(settings)) as mcp:
+            async with in_process_client(build_server(settings)) as mcp:
                 async def ask(q):
                     rag.ask(q, settings=settings)
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import functools
 from typing import Annotated, Any, Callable, Literal
 
+from mcp import Client
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from mcp.types import CallToolResult, TextContent
@@ -340,3 +341,8 @@ def serve(http: bool = False, host: str | None = None, port: int | None = None,
           f"{', login required' if logins else ''})", flush=True)
     return asgi.run(asgi.RequireLogin(app, logins), host, port, "the MCP server")
 
+
+def in_process_client(server: MCPServer) -> Client:
+    """An MCP client of `server` over the SDK's in-memory transport (`async with` it): how
+    bench/protocols.py measures the tools without a subprocess between."""
+    return Client(server)
