@@ -139,8 +139,12 @@ class Engine:
         cat = catalog(self.index, turn.snapshot)
         asked = instructions_removed(turn.question)  # orders to the assistant are no question
         follow = resolve(asked, turn.history, cat) if asked else None  # about one paper
-        turn.query = follow.query if follow else standalone_query(
-            asked, turn.history, self.backend if self.llm and asked else None) if asked else ""
+        if not asked:
+            turn.query = ""
+        elif follow:
+            turn.query = follow.query
+        else:
+            turn.query = standalone_query(asked, turn.history, self.backend if self.llm else None)
         if asked and turn.query != turn.question:
             turn.timings["rewrite"] = (time.perf_counter() - turn.t0) * 1000
         turn.route = route(follow.query if follow else asked, turn.query, cat,
@@ -161,7 +165,7 @@ class Engine:
         if r.writer == "fact" and turn.whole:
             # a paper asked about as a whole ("what is X about?") is summed up by the rules'
             # choice: the reader model learnt which sentence states an asked fact, not which
-            # ones sum a paper up (dev key facts on such questions: rules 0.88, model 0.50)
+            # ones sum a paper up (dev key facts on the bank's title questions: 0.88 vs 0.50)
             reader = self.settings.reader if r.gated else "rules"
             turn.scores = scorer_for(reader, turn.idf).score(turn.query, turn.whole)
             # the writers (the LLM's evidence too) read the scores with the sentences
