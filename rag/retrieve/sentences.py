@@ -34,7 +34,7 @@ ALL_TERMS_WEIGHT = 0.3
 
 
 class SentenceScorer(Protocol):
-    name: str  # also names the fitted gate that reads its scores (answerability.gate_file)
+    name: str  # the value of the setting `reader` that chooses it; `GATES` names its gate
 
     def score(self, question: str, passages: list[Passage]) -> list[list[float]]:
         """One score per sentence of each passage (`Passage.sentence_texts()` order)."""
