@@ -1,13 +1,15 @@
 """Check a file of written rows against its batch: `python -m rag.eval.reader.check_file OUT BATCH`.
 
-Prints one line per bad row (line number and problems) and a count; exit 1 when any is bad."""
+Prints one line per bad row (line number and problems) and a count, with how many answerable
+rows are paraphrases by `rows.is_paraphrase` (at most two content words shared with the answering
+sentence); exit 1 when any is bad."""
 
 from __future__ import annotations
 
 import json
 import sys
 
-from .rows import problems
+from .rows import is_paraphrase, problems
 
 
 def main(argv: list[str]) -> int:
@@ -17,7 +19,7 @@ def main(argv: list[str]) -> int:
         if line.strip():
             p = json.loads(line)
             papers[p["paper_id"]] = p
-    bad = total = 0
+    bad = total = answerable = paraphrases = near = 0
     per_paper: dict[str, int] = {}
     for no, line in enumerate(open(out_path, encoding="utf-8"), start=1):
         if not line.strip():
@@ -35,7 +37,13 @@ def main(argv: list[str]) -> int:
             print(f"line {no}: {'; '.join(found)}")
         else:
             per_paper[row["paper_id"]] = per_paper.get(row["paper_id"], 0) + 1
-    print(f"{total} rows, {bad} bad; {len(per_paper)} of {len(papers)} papers covered")
+            paper = papers[row["paper_id"]]
+            answerable += row["answerable"] is True
+            near += row["answerable"] is False
+            paraphrases += is_paraphrase(row, paper)
+    print(f"{total} rows, {bad} bad; {len(per_paper)} of {len(papers)} papers covered; "
+          f"{answerable} answerable, {near} near-miss; {paraphrases} paraphrases by the "
+          f"shared-word test ({paraphrases / max(total - bad, 1):.0%} of good rows)")
     return 1 if bad else 0
 
 

@@ -18,6 +18,10 @@ an empty list keeps it.
 
 from __future__ import annotations
 
+from rag.text import content_terms
+
+PARAPHRASE_MAX_SHARED = 2  # a paraphrase shares at most this many content words with its answer
+
 KINDS = ("number", "result", "method", "dataset", "setting", "comparison", "paraphrase",
          "definition", "purpose", "other")
 FIELDS = ("paper_id", "question", "kind", "answerable", "sentences", "span", "writer")
@@ -52,3 +56,17 @@ def problems(row: dict, paper: dict | None) -> list[str]:
     else:
         out.append("answerable must be true or false")
     return out
+
+
+def shared_terms(row: dict, paper: dict) -> int:
+    """How many content words (`rag.text.content_terms`: stemmed, stopwords out) an answerable
+    row's question shares with the sentence(s) that answer it.
+    Example: "How large is WMDP?" vs "WMDP has 3,668 questions." -> 1 ("wmdp")."""
+    answer = " ".join(paper["sentences"][i] for i in row["sentences"])
+    return len(content_terms(row["question"]) & content_terms(answer))
+
+
+def is_paraphrase(row: dict, paper: dict) -> bool:
+    """An answerable row worded away from its answer: at most two shared content words (the
+    test issue 28 sets; a row's `kind` says what the writer meant, this says what it is)."""
+    return row["answerable"] is True and shared_terms(row, paper) <= PARAPHRASE_MAX_SHARED

@@ -19,7 +19,8 @@ import json
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-SOURCES = ("answerable.jsonl", "unanswerable.jsonl", "metadata.jsonl")
+SOURCES = ("answerable.jsonl", "unanswerable.jsonl", "metadata.jsonl", "written-dev.jsonl",
+           "written-test.jsonl")  # written-*: questions added on the held-out papers (issue 28)
 SPLITS = (("train", 50), ("dev", 20), ("test", 30))
 
 
@@ -52,6 +53,8 @@ def main() -> None:
     out: dict[str, list[dict]] = {name: [] for name, _ in SPLITS}
     for source in SOURCES:
         path = HERE / source
+        if not path.exists():
+            continue
         for line in path.read_text(encoding="utf-8").splitlines():
             if line.strip():
                 q = json.loads(line)
