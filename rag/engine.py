@@ -13,16 +13,19 @@ to it, and none calls another stage or back into whoever called the engine.
             (`answer/rewrite.py`); the route settled (`retrieve/route.py`): person, compare,
             list or fact, and whether the gate is asked.
 - retrieve: the route's passages (`retrieve/search.py`), through the turn's snapshot.
-- gate:     the passages grown to whole abstracts; their sentence scores asked of the
-            `reader` scorer, once (`retrieve/sentences.py`); the answerability verdict
-            (`retrieve/answerability.py`) for the routes that take it.
-- write:    the language model's P(YES) may veto the gate first (`answer/verdict.py`); then the
-            writer the route and the verdict choose: the person's papers, an abstention,
-            "the abstract does not state X", a list, the extractive reader, or a language
-            model, which first shows the extractive answer, checked, as a `Draft`.
-- check:    the citations numbered and quoted, then the list of checks (`check/support.py`
-            `CHECKS`) run once on the answer; a language model's answer that fails (cites
-            nothing, nothing supported, the backend broke) ends in the draft, with a notice.
+- gate:     the passages grown to whole abstracts, each carrying its sentence scores (the one
+            copy of them: `Passage.sentence_scores`), asked of the `reader` scorer once
+            (`retrieve/sentences.py`); the answerability verdict (`retrieve/answerability.py`)
+            for the routes that take it, which a language model's P(YES) may revise
+            (`answer/verdict.py`); the decision: answer, not stated, or abstain.
+- write:    the writer the route and the decision choose returns a `Written` with its
+            decision: the person's papers, an abstention, "the abstract does not state X", a
+            list, the extractive reader, or a language model wrapping the extractive reader
+            (its answer checked first and shown as a `Draft`, kept as the fallback).
+- check:    `check(turn, written)`, the only road to an `Answer`: the citations numbered and
+            quoted, then the list of checks (`check/support.py` `CHECKS`) run once; a language
+            model's answer that fails (cites nothing, nothing supported, the backend broke)
+            ends in its draft, with a notice.
 
 The logger "rag.engine" writes, at DEBUG, each stage as it ends and one line per question
 listing the stages visited with their times (`rag ask -v` shows it).
@@ -35,7 +38,7 @@ import dataclasses
 import logging
 import threading
 import time
-from typing import Callable, Iterator, Sequence
+from typing import Callable, Generator as Generator_, Iterator, Sequence
 
 from .answer import Generator
 from .answer.backends import make_backend
@@ -53,18 +56,19 @@ from .check.support import CHECKS, Check, evidence_for, prune_citations, run_che
 from .errors import GeneratorError
 from .index.opened import Index
 from .models.embedders import Embedder
-from .retrieve.answerability import (ABSTAIN, ANSWER, NOT_STATED, GateModel, decide,
-                                    gate_for)
+from .retrieve.answerability import ABSTAIN, ANSWER, NOT_STATED, GateModel, decide
 from .retrieve.background import background
 from .retrieve.catalog import catalog
 from .retrieve.gate import relevance
 from .retrieve.retrievers import Retriever
 from .retrieve.route import instructions_removed, route
 from .retrieve.search import search
+from .registry import GATES
 from .retrieve.sentences import gate_of, scorer_for
 from .retrieve.signals import compute
 from .settings import Settings
-from .types import Answer, Draft, Turn, Written
+from .types import (ANSWERED, CANNOT, LIST, NOT_STATED as NOT_STATED_, Answer, Citation, Draft,
+                    Passage, Turn, Written)
 
 log = logging.getLogger("rag.engine")
 STAGES = ("route", "retrieve", "gate", "write", "check")
@@ -102,12 +106,11 @@ class Engine:
         """The stages in order (module doc): yields text pieces (and an LLM's `Draft`), then
         the Answer."""
         self.prepare(turn)
-        t1 = time.perf_counter()  # the model's veto counts as generation, as before
-        start = t1
+        t1 = start = time.perf_counter()
         written = yield from self.write(turn)
         self._visited(turn, "write", start)
         start = time.perf_counter()
-        answer = self.check(turn, *written)
+        answer = self.check(turn, written)
         self._visited(turn, "check", start)
         t2 = time.perf_counter()
         answer.timings_ms = {"retrieve": (t1 - turn.t0) * 1000, "generate": (t2 - t1) * 1000,
@@ -115,12 +118,13 @@ class Engine:
         log.debug("stages: %s", " > ".join(f"{name} {ms:.1f} ms" for name, ms in turn.trace))
         yield answer
 
-    def prepare(self, turn: Turn, gate: GateModel | None = None) -> Turn:
+    def prepare(self, turn: Turn, gate: GateModel | None = None, veto: bool = True) -> Turn:
         """The stages before writing (route, retrieve, gate): what the gate's fitting reads.
         `gate` stands in for the fitted gate of the setting `reader` (fitting a new one reads
-        the signals only, before that gate exists)."""
+        the signals only, before that gate exists); `veto=False` leaves out the language
+        model's revision of the verdict (what fitting that revision reads)."""
         for name, stage in (("route", self.route), ("retrieve", self.retrieve),
-                            ("gate", lambda t: self.gate(t, gate))):
+                            ("gate", lambda t: self.gate(t, gate, veto))):
             start = time.perf_counter()
             stage(turn)
             self._visited(turn, name, start)
@@ -158,26 +162,32 @@ class Engine:
         turn.passages = search(turn.route, self.retriever, turn.snapshot,
                                catalog(self.index, turn.snapshot), turn.idf, self.settings)
 
-    def gate(self, turn: Turn, gate: GateModel | None = None) -> None:
+    def gate(self, turn: Turn, gate: GateModel | None = None, veto: bool = True) -> None:
         r = turn.route
+        assert r is not None and turn.snapshot is not None
         if r.author is None:  # whole abstracts: a chunk may hold half of one
             turn.whole = [turn.snapshot.whole_paper(p) for p in turn.passages]
-        if r.writer == "fact" and turn.whole:
+        scored = r.writer == "fact" and bool(turn.whole)
+        if scored:
             # a paper asked about as a whole ("what is X about?") is summed up by the rules'
             # choice: the reader model learnt which sentence states an asked fact, not which
             # ones sum a paper up (dev key facts on the bank's title questions: 0.88 vs 0.50)
             reader = self.settings.reader if r.gated else "rules"
-            turn.scores = scorer_for(reader, turn.idf).score(turn.query, turn.whole)
-            # the writers (the LLM's evidence too) read the scores with the sentences
+            # the papers a writer may quote are scored; the one copy of their scores rides
+            # with the sentences it scores
+            quoted = turn.whole[: self.quoted(turn.whole)]
+            scores = scorer_for(reader, turn.idf).score(turn.query, quoted)
             turn.whole = [dataclasses.replace(p, sentence_scores=tuple(s))
-                          for p, s in zip(turn.whole, turn.scores)]
+                          for p, s in zip(quoted, scores)] + turn.whole[len(quoted):]
         if r.gated:
             override = self.settings.abstain_threshold
             signals = compute(turn.query, turn.whole, turn.idf, background(self.index),
-                              turn.scores)
+                              turn.whole[0].sentence_scores if scored else None)
             turn.verdict = decide(signals, None if override < 0 else override,
-                                  gate or gate_for(gate_of(self.settings.reader)))
+                                  gate or _gate(gate_of(self.settings.reader)))
         self._decide(turn)
+        if veto and self.llm and turn.decision == ANSWER and turn.verdict is not None:
+            self._consult(turn)
 
     def _decide(self, turn: Turn) -> None:
         verdict = turn.verdict
@@ -192,35 +202,41 @@ class Engine:
         if turn.route.referent:
             _keep_referent(turn)
 
-    def write(self, turn: Turn):
-        """The writer the route and the decision choose; returns (text to check or final
-        answer, the LLM's draft, why the LLM failed while writing)."""
-        if self.llm and turn.decision == ANSWER and turn.verdict is not None:
-            self._consult(turn)
-        if turn.route.author is not None:
-            return person_answer(turn), None, None
+    def write(self, turn: Turn) -> Generator_[str | Draft, None, Written]:
+        """The writer the route and the decision choose (module doc); yields text pieces as
+        they are written (and an LLM's `Draft`), returns the `Written` for the check."""
+        r = turn.route
+        assert r is not None
+        if r.author is not None:
+            return person_answer(turn)
         if turn.decision == ABSTAIN:
-            return self._abstain(turn, self.generator_name, turn.notices), None, None
+            return Written(CANNOT_ANSWER, self.generator_name, turn.passages, decision=CANNOT)
         if turn.decision == NOT_STATED:
-            return not_stated(turn.question, turn.query, turn.whole, turn.notices,
-                              turn.relevance), None, None
-        listing = lister(turn.route, turn.passages, self.settings.list_limit, turn.idf,
-                         turn.notices)
-        ext = listing or Extractive(turn.idf, turn.scores[0] if turn.scores else None)
+            return not_stated(turn.query, turn.whole)
+        listing = lister(r, turn.passages, self.settings.list_limit, turn.idf, turn.notices)
+        ext = listing or Extractive(turn.idf)
         asked = turn.query if listing is None else turn.question
+        decision = LIST if listing is not None else ANSWERED
         if not self.llm:
             pieces: list[str] = []
             for piece in _timed(ext.generate(asked, turn.whole, turn.history, idf=turn.idf),
                                 turn):
                 pieces.append(piece)
                 yield piece
-            return Written("".join(pieces), ext.name, turn.whole), None, None
+            return Written("".join(pieces), ext.name, turn.whole, decision=decision)
         text = "".join(ext.generate(asked, turn.whole, turn.history, idf=turn.idf))
-        draft = self._answer(turn, Written(text, ext.name, turn.whole), list(turn.notices))[0]
+        draft = self._answer(turn, Written(text, ext.name, turn.whole, decision=decision),
+                             list(turn.notices))[0]
         if not draft.abstained:
             turn.timings["draft"] = (time.perf_counter() - turn.t0) * 1000
             yield Draft(draft)
-        seen = self.shown(turn.whole, listing is not None)
+        return (yield from self._llm_write(turn, draft, listing is not None, decision))
+
+    def _llm_write(self, turn: Turn, draft: Answer, listing: bool, decision: str
+                   ) -> Generator_[str, None, Written]:
+        """The language model's writer, wrapping the extractive one: its text, or, when the
+        backend breaks, nothing but the reason, with the extractive `draft` to fall back on."""
+        seen = self.shown(turn.whole, listing)
         try:
             gen, pieces = self.backend(), []
             for piece in _timed(gen.generate(turn.question, seen, turn.history, idf=turn.idf),
@@ -232,20 +248,32 @@ class Engine:
                 pieces.append(piece)
                 yield piece
             raw = attribute_citations("".join(pieces), seen, turn.idf)
-            return Written(prune_citations(raw, seen, turn.idf), gen.name, seen), draft, None
+            return Written(prune_citations(raw, seen, turn.idf), gen.name, seen,
+                           decision=decision, draft=draft)
         except GeneratorError as exc:
-            return None, draft, str(exc)
+            return Written("", self.generator_name, seen, decision=decision, draft=draft,
+                           failure=str(exc))
         except Exception as exc:  # noqa: BLE001 - a backend bug must not cost the answer
-            return None, draft, f"unexpected {type(exc).__name__}"
+            return Written("", self.generator_name, seen, decision=decision, draft=draft,
+                           failure=f"unexpected {type(exc).__name__}")
 
-    def check(self, turn: Turn, written: Written | Answer | None, draft: Answer | None = None,
-              reason: str | None = None) -> Answer:
-        """The written text checked once (module doc); the draft when an LLM's answer fails."""
-        if isinstance(written, Answer):
-            return written
-        if written is not None and draft is None:
+    def check(self, turn: Turn, written: Written) -> Answer:
+        """The written text checked once (module doc): the only road to an `Answer`. An
+        LLM's text that fails ends in its draft, with the fallback notice."""
+        if written.decision == CANNOT:
+            return self._abstain(turn, written.generator, turn.notices, written.text,
+                                 written.shown)
+        if written.decision == NOT_STATED_:
+            top = written.shown[0]
+            return Answer(question=turn.question, text=written.text,
+                          citations=[Citation(n=1, passage=top, quote="")],
+                          passages=turn.whole, abstained=True, generator=written.generator,
+                          timings_ms={}, query=turn.query, notices=turn.notices,
+                          relevance=turn.relevance, decision=NOT_STATED_)
+        draft, reason = written.draft, written.failure
+        if draft is None:
             return self._answer(turn, written, turn.notices)[0]
-        if written is not None:
+        if reason is None:
             try:
                 reason = unfit(written.text)
                 if reason is None:
@@ -254,14 +282,18 @@ class Engine:
                         return answer
             except Exception as exc:  # noqa: BLE001 - a backend bug must not cost the answer
                 reason = f"unexpected {type(exc).__name__}"
-        assert draft is not None
         draft.notices.append(NOTICE_FALLBACK.format(generator=self.generator_name,
                                                     reason=reason))
         return draft
 
     # -- helpers of the stages -------------------------------------------------------------
 
-    def shown(self, whole: list, listing: bool = False) -> list:
+    def quoted(self, whole: list[Passage]) -> int:
+        """How many of the papers a writer may quote: the top one for the extractive reader,
+        those shown to a language model (`shown`) for it."""
+        return len(self.shown(whole)) if self.llm else 1
+
+    def shown(self, whole: list[Passage], listing: bool = False) -> list[Passage]:
         """The papers an LLM reads: `local_passages` for the local model, `list_limit` for a
         list."""
         out = whole[: self.settings.local_passages] if self.generator_name == "local" else whole
@@ -300,7 +332,7 @@ class Engine:
         llm = written.generator not in ("extractive", "metadata")
         focus = turn.query if llm and self.settings.llm_focus else ""
         evidence = evidence_for(judged, turn.idf, self.embedder if llm else None, focus,
-                                written.shown, turn.scores)
+                                written.shown)
         run_checks(judged, evidence, self.checks)
         if person:
             for sent, claim in zip(checked.sentences, judged.sentences):
@@ -317,13 +349,14 @@ class Engine:
                       passages=turn.passages, abstained=False, generator=written.generator,
                       timings_ms={}, sentences=checked.sentences, query=turn.query,
                       notices=notices if not person else list(notices),
-                      relevance=turn.relevance), reason
+                      relevance=turn.relevance, decision=written.decision), reason
 
-    def _abstain(self, turn: Turn, generator: str, notices: list[str]) -> Answer:
-        return Answer(question=turn.question, text=CANNOT_ANSWER, citations=[],
-                      passages=turn.passages, abstained=True, generator=generator,
-                      timings_ms={}, query=turn.query, notices=notices,
-                      relevance=turn.relevance)
+    def _abstain(self, turn: Turn, generator: str, notices: list[str],
+                 text: str = CANNOT_ANSWER, passages: list[Passage] | None = None) -> Answer:
+        return Answer(question=turn.question, text=text or CANNOT_ANSWER, citations=[],
+                      passages=turn.passages if passages is None else passages,
+                      abstained=True, generator=generator, timings_ms={}, query=turn.query,
+                      notices=notices, relevance=turn.relevance, decision=CANNOT)
 
 
 def _keep_referent(turn: Turn) -> None:
@@ -334,9 +367,13 @@ def _keep_referent(turn: Turn) -> None:
     keep = [i for i, p in enumerate(turn.passages) if p.paper_id == turn.route.referent]
     turn.passages = [turn.passages[i] for i in keep]
     turn.whole = [turn.whole[i] for i in keep] if turn.whole else turn.whole
-    turn.scores = [turn.scores[i] for i in keep] if turn.scores else turn.scores
     if turn.decision == ABSTAIN and turn.passages:
         turn.decision = NOT_STATED
+
+
+def _gate(name: str) -> GateModel:
+    """The fitted gate registered as `name` (`rag.registry.GATES`)."""
+    return GATES[name].maker()(name)
 
 
 def _timed(pieces, turn: Turn):

@@ -20,7 +20,6 @@ from .errors import ConfigError
 
 CORPORA_BUILTIN = ("seeds", "icml2024")
 RETRIEVERS = ("hybrid", "dense", "bm25")
-GENERATORS = ("auto", "extractive", "openai", "local")
 FUSIONS = ("zscore", "rrf")
 # 8 ran 1.24-1.39x faster than 32 on these 2 cores (less padding per batch): `make bench`.
 EMBED_BATCH_SIZE = 8
@@ -64,9 +63,11 @@ class Settings:
                                   "rag/retrieve/answerability.py).", min=-1.0, max=1.0)
     reader: str = _f("model", "Sentence scorer the reader and the gate ask which sentences "
                      "state the answer: model (the trained reader model, rag/models/reader.py; "
-                     "its gate reads its score) or rules (word overlap: faster, reads worse); "
-                     "see rag/retrieve/sentences.py.")
-    generator: str = _f("auto", "Generator: auto, extractive, openai or local.", choices=GENERATORS)
+                     "its gate reads its score) or rules (word overlap: faster, reads worse), "
+                     "or another registered one (`rag backends`); see rag/retrieve/sentences.py.",
+                     registry="SCORERS")
+    generator: str = _f("auto", "Generator (answer writer): auto, extractive, openai, local, or "
+                        "another registered one (`rag backends`).", registry="WRITERS")
     openai_model: str = _f("gpt-4o-mini", "Chat model name for the openai generator.")
     llm_timeout: float = _f(60.0, "Seconds before an LLM request is abandoned.", min=1.0,
                             max=3600.0)
@@ -132,6 +133,10 @@ class Settings:
             if "choices" in meta and value not in meta["choices"]:
                 raise ConfigError(f"unknown {f.name} {value!r}: choose one of "
                                   f"{', '.join(meta['choices'])}")
+            if "registry" in meta:  # a registered part: checked against its registry
+                from . import registry
+
+                getattr(registry, meta["registry"]).check(value)
             if "min" in meta and not (meta["min"] <= value <= meta["max"]):
                 raise ConfigError(f"{f.name} must be between {meta['min']} and {meta['max']}, "
                                   f"got {value}")

@@ -8,7 +8,19 @@ sentence(s) it rests on: `paper.text[start:end] == quote`.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the later stages' types, named in `Turn` (they import this module)
+    from .index.snapshot import Snapshot
+    from .retrieve.answerability import Verdict
+    from .retrieve.route import Route
+    from .text import Idf
+
+# What an answer is (`Answer.decision`): the asked fact, cited; "the abstract of X does not
+# state it" (its paper cited, nothing quoted); no answer; a list of papers; a person's papers.
+ANSWERED, NOT_STATED, CANNOT, LIST, PERSON = ("answered", "not_stated", "cannot_answer", "list",
+                                              "person")
+DECISIONS = (ANSWERED, NOT_STATED, CANNOT, LIST, PERSON)
 
 
 @dataclass(frozen=True)
@@ -165,6 +177,14 @@ class Answer:
     query: str = ""  # the standalone query retrieval ran on (differs from `question` on follow-ups)
     notices: list[str] = field(default_factory=list)  # fallbacks, truncations: shown to the user
     relevance: float = 0.0  # the abstention gate's score for the best passage
+    decision: str = ANSWERED  # one of DECISIONS: what kind of answer this is
+
+    @property
+    def outcome(self) -> str:
+        """What the protocol doors call it: answered (an answer, a list, a person's papers),
+        not_stated (the paper asked about was found, its abstract does not state the fact: it
+        is cited, unquoted), or cannot_answer (nothing cited)."""
+        return self.decision if self.decision in (NOT_STATED, CANNOT) else ANSWERED
 
     @property
     def support_rate(self) -> float:
@@ -173,7 +193,9 @@ class Answer:
         return sum(s.supported for s in cited) / len(cited) if cited else 1.0
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON of `rag ask --json` and of the UI's `ask` API endpoint."""
+        """The one view of an answer: the JSON of `rag ask --json` and of the UI's `ask` API
+        endpoint, and what MCP's `ask`, the OpenAI-compatible endpoint's `citations` and the
+        exports take their fields from."""
         return {
             "question": self.question,
             "answer": self.text,
@@ -190,6 +212,8 @@ class Answer:
                            "supported": s.supported} for s in self.sentences],
             "support_rate": round(self.support_rate, 4),
             "relevance": round(float(self.relevance), 6),
+            "decision": self.decision,
+            "outcome": self.outcome,
         }
 
 
@@ -208,11 +232,10 @@ class Turn:
     adds to it, in order, and nothing else travels between them.
 
     Stages and what each adds: route (`query`, `route`, `snapshot`, `idf`) -> retrieve
-    (`passages`) -> gate (`whole`, `scores`, `verdict`, `decision`, `relevance`) -> write (the
-    text) -> check (the Answer). The index's snapshot is read once, by the route stage, and
-    every later read goes through `snapshot`, so a write by another process mid-question
-    changes nothing this question sees. Later stages' types are named in comments, since this
-    module imports none of them.
+    (`passages`) -> gate (`whole` with their sentence scores, `verdict`, `decision`,
+    `relevance`) -> write (a `Written`) -> check (the Answer). The index's snapshot is read
+    once, by the route stage, and every later read goes through `snapshot`, so a write by
+    another process mid-question changes nothing this question sees.
     """
 
     question: str  # cleaned, truncated to max_question_chars
@@ -220,13 +243,14 @@ class Turn:
     notices: list[str]  # shown to the user: truncation, fallback, "N more papers"
     t0: float  # time.perf_counter() when the question arrived
     query: str = ""  # the standalone query (a follow-up rewritten), then the route's query
-    route: Any = None  # retrieve.route.Route
-    snapshot: Any = None  # index.snapshot.Snapshot: the one index snapshot the turn reads
-    idf: Any = None  # the snapshot's IDF table (text.Idf)
+    route: Route | None = None
+    snapshot: Snapshot | None = None  # the one index snapshot the turn reads
+    idf: Idf | None = None  # the snapshot's IDF table
     passages: list[Passage] = field(default_factory=list)  # retrieved, best first
-    whole: list[Passage] = field(default_factory=list)  # the same grown to whole abstracts
-    scores: list[list[float]] | None = None  # sentence scores of `whole` (retrieve/sentences.py)
-    verdict: Any = None  # retrieve.answerability.Verdict, when the gate was asked
+    # the same grown to whole abstracts: the scored papers, each sentence's score (the only
+    # copy of them) in `Passage.sentence_scores` for the papers a writer may quote
+    whole: list[Passage] = field(default_factory=list)
+    verdict: Verdict | None = None  # when the gate was asked
     decision: str = "answer"  # "answer", "not_stated" or "abstain"
     relevance: float = 0.0  # the gate's P(answerable), else the best cosine
     timings: dict[str, float] = field(default_factory=dict)  # ms: rewrite, first_token, ...
@@ -236,10 +260,16 @@ class Turn:
 @dataclass
 class Written:
     """What the write stage hands the check stage: text with `[n]` markers, where `[n]` is
-    `shown[n - 1]`, and who wrote it. `claims` is what the checks judge when it is not the text
-    itself (a person's papers: each line's quoted sentence without its title and co-authors)."""
+    `shown[n - 1]`, who wrote it, and what kind of answer it is (`decision`, one of
+    DECISIONS). `claims` is what the checks judge when it is not the text itself (a person's
+    papers: each line's quoted sentence without its title and co-authors). A language model's
+    text comes with the extractive `draft` it falls back on, and `failure`, why the backend
+    broke, when it did (then `text` is empty)."""
 
     text: str
     generator: str
     shown: list[Passage]
     claims: str = ""
+    decision: str = ANSWERED
+    draft: Answer | None = None
+    failure: str | None = None

@@ -15,7 +15,7 @@ from rag.answer.reader import parts, pick
 from rag.retrieve.answerability import (ABSTAIN, ANSWER, MODEL_FILE, NOT_STATED, decide,
                                         gate_file, gate_for, load_model)
 from rag.retrieve.background import PROBES, background
-from rag.retrieve.sentences import GATES
+from rag.retrieve.sentences import gate_of
 from rag.retrieve.signals import FEATURES, READER_FEATURE, Signals
 from rag.types import Passage
 
@@ -34,7 +34,7 @@ def test_the_reader_models_gate_reads_its_score_and_keeps_old_signals_only_where
     """answerability-model.json: fitted with the reader model's best sentence score and the
     twins; each old signal it reads survived backward elimination on dev (bank and twins)."""
     data = json.loads(gate_file("model").read_text())
-    model = gate_for(GATES["model"])
+    model = gate_for(gate_of("model"))
     reads = data["fit"]["answerable_reads"]
     assert READER_FEATURE in reads and set(model.features) <= set(FEATURES) | {READER_FEATURE}
     assert data["fit"]["train_twins"] > 50 and data["fit"]["dev_twins"] > 20
@@ -69,13 +69,16 @@ def test_a_detail_the_abstract_lacks_is_not_answered_with_another_sentence(seed_
     assert answer.text == rag.CANNOT_ANSWER or "does not state the learning rate" in answer.text
 
 
-def test_found_paper_not_fact_names_and_cites_the_paper_without_quoting_it():
+def test_found_paper_not_fact_names_and_cites_the_paper_without_quoting_it(seed_settings):
     paper = Passage(chunk_id="p#0", paper_id="p", title="The WMDP Benchmark", text="x", score=1)
-    answer = not_stated("What learning rate did the WMDP paper use?",
-                                     "What learning rate did the WMDP paper use?", [paper], [], 0.2)
-    assert answer.abstained and answer.citations[0].paper_id == "p"
-    assert answer.text == "The abstract of *The WMDP Benchmark* [1] does not state the learning rate."
-    assert answer.citations[0].quote == ""
+    written = not_stated("What learning rate did the WMDP paper use?", [paper])
+    assert written.decision == "not_stated" and written.shown == [paper]
+    assert written.text == "The abstract of *The WMDP Benchmark* [1] does not state the learning rate."
+    # through the engine's own path: cited, nothing quoted, an abstention
+    answer = rag.ask("How long does training DiffAug take?", settings=seed_settings)
+    assert answer.decision == "not_stated" and answer.abstained
+    assert len(answer.citations) == 1 and answer.citations[0].quote == ""
+    assert answer.citations[0].passage.title.startswith("DiffAug")
 
 
 @pytest.mark.parametrize("question, phrase", [

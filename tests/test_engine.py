@@ -4,20 +4,24 @@ sentence scorer, backends) are swapped by a list entry or a registry line."""
 
 from __future__ import annotations
 
+import json
+
 import logging
 import time
 
 import pytest
 
 import rag
+from rag.settings import Settings
 from rag import factory
 from rag.answer import Generator
-from rag.answer.backends import BACKENDS, register_backend
+from rag.answer.backends import register_backend, unregister_backend
 from rag.check.support import CHECKS, Problem
 from rag.engine import STAGES, Engine
 from rag.errors import ConfigError
 from rag.index.opened import Index
-from rag.retrieve.sentences import GATES, SCORERS, RulesScorer, register_scorer
+from rag.registry import SCORERS, WRITERS
+from rag.retrieve.sentences import RulesScorer, register_scorer
 from rag.types import Turn
 
 GP_QUESTION = "Which kernels avoid mean reversion in Gaussian process regression?"
@@ -79,14 +83,27 @@ def test_the_turn_carries_what_each_stage_added(seed_settings):
     assert turn.snapshot is not None and turn.idf is turn.snapshot.idf()
     assert turn.passages[0].paper_id == GP_PAPER
     assert [p.paper_id for p in turn.whole] == [p.paper_id for p in turn.passages]
-    assert len(turn.scores) == len(turn.whole)
-    # every sentence of the top paper is scored (the reader model reads that paper only)
-    assert len(turn.scores[0]) == len(turn.whole[0].sentence_texts())
-    assert all(len(s) in (0, len(p.sentence_texts())) for s, p in zip(turn.scores, turn.whole))
+    # the one copy of the sentence scores rides on the scored papers: every sentence of the
+    # top paper, the one the extractive writer may quote (the reader model reads it alone)
+    scores = [p.sentence_scores for p in turn.whole]
+    assert len(scores[0]) == len(turn.whole[0].sentence_texts())
+    assert all(len(s) in (0, len(p.sentence_texts())) for s, p in zip(scores, turn.whole))
     assert turn.verdict.decision == turn.decision == "answer"
-    assert turn.verdict.signals.values["reader_best"] == max(turn.scores[0])
-    # the writers (an LLM's evidence too) read the scores on the passages they are given
-    assert [p.sentence_scores for p in turn.whole] == [tuple(s) for s in turn.scores]
+    assert turn.verdict.signals.values["reader_best"] == max(scores[0])
+    assert not hasattr(turn, "scores")
+
+
+def test_the_papers_a_language_model_is_shown_are_all_scored_by_the_reader(seed_settings):
+    """An LLM may quote every paper it is shown, so each carries the model's scores, not the
+    top one alone (its prompt picks sentences by them, answer/prompting.py)."""
+    settings = seed_settings.replace(local_passages=3)
+    engine = Engine(settings, "local", factory.index(settings), factory.retriever(settings),
+                    factory.embedder(settings))  # the model itself is made only to write
+    turn = engine.prepare(_turn(GP_QUESTION), veto=False)
+    shown = engine.shown(turn.whole)
+    assert len(shown) >= 2
+    assert all(len(p.sentence_scores) == len(p.sentence_texts()) for p in shown)
+    assert all(p.sentence_scores == () for p in turn.whole[len(shown):])
 
 
 def test_a_check_added_to_the_list_flags_sentences_and_one_removed_stops_flagging(
@@ -127,14 +144,15 @@ def test_the_reader_setting_chooses_the_sentence_scorer_from_the_registry(seed_s
         rules = rag.ask(GP_QUESTION, settings=seed_settings.replace(reader="rules"))
         last = rag.ask(GP_QUESTION, settings=seed_settings.replace(reader="last"))
     finally:
-        del SCORERS["last"], GATES["last"]
+        SCORERS.unregister("last")
     top = rules.citations[0].passage
     sentences = [t for _, _, t in top.sentence_texts()]
     assert last.citations[0].paper_id == rules.citations[0].paper_id == GP_PAPER
     assert sentences[-1].strip().rstrip(".") in last.text  # the scorer chose what is quoted
     assert last.text != rules.text
+    # an unknown reader fails when the settings are made, naming the known ones
     with pytest.raises(ConfigError, match="unknown reader 'nope'; choose one of: model, rules"):
-        rag.ask(GP_QUESTION, settings=seed_settings.replace(reader="nope"))
+        Settings.load(home=seed_settings.home, env={}, reader="nope")
 
 
 class Quoter(Generator):
@@ -161,7 +179,7 @@ def test_a_registered_backend_writes_with_every_optional_method_defaulted(seed_s
                       time.perf_counter())
         engine.prepare(follow)  # rewrite() defaults to None: the rule rewrites the follow-up
     finally:
-        del BACKENDS["quoter"]
+        unregister_backend("quoter")
     answer = events[-1]
     assert answer.generator == "quoter" and not answer.notices
     assert answer.citations[0].paper_id == GP_PAPER and answer.sentences[0].supported
@@ -175,3 +193,36 @@ def test_an_unregistered_backend_ends_in_the_draft_with_a_notice(seed_settings):
     answer = list(engine.run(_turn(GP_QUESTION)))[-1]
     assert answer.generator == "extractive" and answer.citations[0].paper_id == GP_PAPER
     assert "no generator backend named 'missing'" in answer.notices[-1]
+
+
+def test_a_registered_backend_is_a_setting_at_once_and_rag_ask_writes_with_it(seed_settings):
+    """One `register_backend` line: `Settings` accepts the name (it reads the registry), the
+    availability listing shows it, and `rag.ask` writes with it; unregistered, it is unknown."""
+    with pytest.raises(ConfigError, match="unknown generator 'quoter'; choose one of: auto, "
+                                          "extractive, local, openai"):
+        Settings.load(home=seed_settings.home, env={}, generator="quoter")
+    register_backend("quoter", Quoter, "quotes the first sentence of the first paper")
+    try:
+        settings = Settings.load(home=seed_settings.home, env={}, corpus="seeds",
+                                 generator="quoter")
+        assert "quoter" in WRITERS and WRITERS["quoter"].why_unavailable({}) is None
+        from rag.ui.availability import generator_status
+
+        assert generator_status({})["quoter"].available
+        answer = rag.ask(GP_QUESTION, settings=settings)
+    finally:
+        unregister_backend("quoter")
+    assert answer.generator == "quoter" and answer.citations[0].paper_id == GP_PAPER
+
+
+def test_rag_backends_lists_every_registered_part_and_whether_it_is_available(capsys):
+    from rag.ui import cli
+
+    assert cli.main(["backends", "--json"]) == 0
+    rows = {(r["kind"], r["name"]): r for r in json.loads(capsys.readouterr().out)}
+    assert {("answer writer", n) for n in ("auto", "extractive", "openai", "local")} <= set(rows)
+    assert {("sentence scorer", "rules"), ("sentence scorer", "model"),
+            ("fitted gate", "rules"), ("fitted gate", "model")} <= set(rows)
+    assert rows[("sentence scorer", "model")]["available"]  # the weights are committed
+    assert rows[("fitted gate", "model")]["available"]
+    assert "openai_model" in rows[("answer writer", "openai")]["options"]

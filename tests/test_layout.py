@@ -24,7 +24,7 @@ FOLDERS = {"rag": "rag", "seeds": "rag.seeds", "ui": "rag.ui", "eval": "rag.eval
            "bench": "rag.bench"}
 # Rank of each part of the package; a module may import only ranks up to its own.
 FOUNDATION = ("rag.types", "rag.settings", "rag.errors", "rag.text", "rag.lexicon", "rag.progress",
-              "rag.models",
+              "rag.registry", "rag.models",
               "rag.seeds")
 STAGES = ("rag.ingest", "rag.index", "rag.retrieve", "rag.answer", "rag.check")
 # The assembled library, in the order it builds up: each may import only those before it.
@@ -62,12 +62,27 @@ def modules() -> dict[str, Path]:
     return out
 
 
+def _type_only(tree: ast.AST) -> set[int]:
+    """ids of the import nodes under `if TYPE_CHECKING:`: names for annotations only (the typed
+    `Turn` names the later stages' types), never run, so no dependency at run time."""
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and getattr(node.test, "id", "") == "TYPE_CHECKING":
+            out |= {id(n) for stmt in node.body for n in ast.walk(stmt)}
+    return out
+
+
 def imports(module: str, path: Path) -> set[str]:
-    """Every project module `module` imports, at the top or inside a function."""
+    """Every project module `module` imports, at the top or inside a function (not those
+    under `if TYPE_CHECKING:`)."""
     is_package = path.name == "__init__.py"
     here = module.split(".") if is_package else module.split(".")[:-1]
     found = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    skip = _type_only(tree)
+    for node in ast.walk(tree):
+        if id(node) in skip:
+            continue
         if isinstance(node, ast.Import):
             found |= {alias.name for alias in node.names}
         elif isinstance(node, ast.ImportFrom):

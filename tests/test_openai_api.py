@@ -88,7 +88,7 @@ def user(text: str) -> list[dict]:
 
 def expected_citations(answer: rag.Answer) -> list[dict]:
     return [{"n": c.n, "paper_id": c.paper_id, "title": c.passage.title, "url": c.passage.url,
-             "quote": c.quote} for c in answer.citations]
+             "quote": c.quote, "text": c.passage.text} for c in answer.citations]
 
 
 # -- models --------------------------------------------------------------------------------------

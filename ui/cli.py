@@ -13,7 +13,7 @@ from typing import Sequence
 
 from rag.errors import RagError
 from rag.progress import ProgressBar
-from rag.settings import GENERATORS, RETRIEVERS, Settings
+from rag.settings import RETRIEVERS, Settings
 
 
 class _Parser(argparse.ArgumentParser):
@@ -186,6 +186,25 @@ def cmd_eval(args) -> int:
     return eval_main(parser.parse_args(args.eval_args))
 
 
+def cmd_backends(args) -> int:
+    from rag import registry
+
+    rows = registry.listing()
+    if args.json:
+        print(json.dumps([{"kind": kind, "name": name, "help": help, "available": why is None,
+                           "why_not": why, "options": list(options)}
+                          for kind, name, help, why, options in rows], ensure_ascii=False))
+        return 0
+    for kind, name, help, why, options in rows:
+        mark = "yes" if why is None else "no "
+        print(f"{kind:16} {name:11} {mark} {help}")
+        if why:
+            print(f"{'':32}not available: {why}")
+        if options:
+            print(f"{'':32}options: {', '.join(options)}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="rag", description="Cited answers from ICML 2024 "
                                      "abstracts, offline.")
@@ -196,7 +215,8 @@ def build_parser() -> argparse.ArgumentParser:
         if retrieval:
             p.add_argument("-k", type=int, help="passages to retrieve")
             p.add_argument("--retriever", choices=RETRIEVERS)
-            p.add_argument("--generator", choices=GENERATORS)
+            p.add_argument("--generator", help="auto (default), extractive, openai, local, or "
+                           "another registered one (`rag backends`)")
             p.add_argument("--list-limit", type=int, dest="list_limit",
                            help="papers a list answer shows (default 5)")
 
@@ -263,6 +283,11 @@ def build_parser() -> argparse.ArgumentParser:
     common(p)
     binding(p, 8000)
     p.set_defaults(func=cmd_api)
+
+    p = sub.add_parser("backends", help="the registered answer writers, sentence scorers and "
+                                        "gates, and whether each is available here")
+    p.add_argument("--json", action="store_true", help="print them as one JSON list")
+    p.set_defaults(func=cmd_backends)
 
     # Its arguments (and --help) are rag.eval.run's own, parsed by cmd_eval.
     p = sub.add_parser("eval", help="run the answer-quality evals", add_help=False)

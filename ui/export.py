@@ -5,16 +5,6 @@ from __future__ import annotations
 
 from rag.types import Answer
 
-ANSWERED, NOT_STATED, CANNOT_ANSWER = "answered", "not_stated", "cannot_answer"
-
-
-def outcome(answer: Answer) -> str:
-    """answered; not_stated (the paper asked about was found, its abstract does not state
-    the fact: it is cited, unquoted); or cannot_answer (nothing cited)."""
-    if not answer.abstained:
-        return ANSWERED
-    return NOT_STATED if answer.citations else CANNOT_ANSWER
-
 
 def answer_with_references(answer: Answer) -> str:
     """The answer with its `[n]` markers, then a short numbered reference list and any notes:

@@ -29,8 +29,17 @@ EXAMPLES = [
 ]
 CORPORA = [("Seeds \u2014 90 ICML 2024 abstracts", "seeds"),
            ("Full ICML 2024 \u2014 2,634 abstracts", "icml2024")]
-GENERATORS = [("Auto", "auto"), ("Extractive (no LLM)", "extractive"),
-              ("Local LLM", "local"), ("OpenAI-compatible", "openai")]
+GENERATOR_LABELS = {"auto": "Auto", "extractive": "Extractive (no LLM)", "local": "Local LLM",
+                    "openai": "OpenAI-compatible"}  # another registered writer shows its name
+
+
+def generators() -> list[tuple[str, str]]:
+    """(label, name) of every registered answer writer (`rag.registry.WRITERS`)."""
+    from rag.registry import WRITERS
+
+    order = list(GENERATOR_LABELS)
+    names = sorted(WRITERS.names(), key=lambda n: (order.index(n) if n in order else 99, n))
+    return [(GENERATOR_LABELS.get(n, n), n) for n in names]
 RETRIEVER_LABELS = {"hybrid": "Hybrid (dense + BM25)", "dense": "Dense", "bm25": "BM25"}
 LATEX = [{"left": "$$", "right": "$$", "display": True},
          {"left": "$", "right": "$", "display": False},
@@ -131,7 +140,7 @@ def _settings_panel(ui, base: Settings, corpora, note: str, offer_build: bool) -
                 ui.list_in = gr.Slider(1, 40, value=base.list_limit, step=1,
                                        label="Papers in a list answer", elem_id="rag-list-limit")
             with gr.Column():
-                ui.generator_in = gr.Radio(GENERATORS, value=base.generator, label="Generator",
+                ui.generator_in = gr.Radio(generators(), value=base.generator, label="Generator",
                                            elem_id="rag-generator")
                 gr.HTML(status_html(), elem_id="rag-gen-status")
                 gr.HTML('<div class="rag-hint">Changes apply to your next question; no '

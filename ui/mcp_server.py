@@ -28,13 +28,13 @@ from pydantic import BaseModel, Field, ValidationError
 
 import rag
 from rag import factory
-from rag.answer.person import no_paper_by
+from rag.answer.person import no_paper_by, several_match
 from rag.errors import InputError, PaperNotFoundError, RagError
 from rag.retrieve.catalog import catalog
 from rag.settings import Settings
 from rag.types import Answer, Paper
 
-from .export import answer_with_references, outcome
+from .export import answer_with_references
 
 NAME = "icml-rag"
 INSTRUCTIONS = ("Cited answers from the ICML 2024 paper abstracts. `ask` answers a question "
@@ -56,12 +56,16 @@ class CitationOut(BaseModel):
     url: str
     quote: str = Field(description="the sentence(s) of the abstract the claim rests on; empty "
                                    "for a not_stated answer, which cites the paper unquoted")
+    text: str = Field(description="the cited passage")
 
 
 class AskResult(BaseModel):
     question: str
     answer: str = Field(description="the answer text with its [n] citation markers")
     outcome: Literal["answered", "not_stated", "cannot_answer"]
+    decision: Literal["answered", "not_stated", "cannot_answer", "list", "person"] = Field(
+        description="what kind of answer: the outcome's three, or a list of papers, or a "
+                    "person's papers")
     abstained: bool
     citations: list[CitationOut]
     notices: list[str] = Field(description="fallbacks and truncations the user should see")
@@ -181,13 +185,10 @@ def _brief(p: Paper) -> PaperBrief:
 
 
 def ask_result(answer: Answer) -> AskResult:
-    """The structured result of the `ask` tool."""
-    return AskResult(
-        question=answer.question, answer=answer.text, outcome=outcome(answer),
-        abstained=answer.abstained, notices=list(answer.notices),
-        query=answer.query or answer.question, generator=answer.generator,
-        citations=[CitationOut(n=c.n, paper_id=c.passage.paper_id, title=c.passage.title,
-                               url=c.passage.url, quote=c.quote) for c in answer.citations])
+    """The structured result of the `ask` tool: the answer's one view (`Answer.to_dict`), the
+    fields AskResult names."""
+    view = answer.to_dict()
+    return AskResult.model_validate({k: view[k] for k in AskResult.model_fields})
 
 
 def build_server(settings: Settings | None = None) -> MCPServer:
@@ -277,12 +278,20 @@ def build_server(settings: Settings | None = None) -> MCPServer:
         cat = catalog(factory.index(settings))
         match = cat.authors.lookup(name)
         papers = {p.id: p for p in rag.papers(settings=settings)} if match.papers else {}
-        answer = rag.ask(f"papers by {name}", settings=settings).text \
-            if match.status != "missing" else no_paper_by(name)
+        found = [_brief(papers[pid]) for pid in match.papers if pid in papers]
+        if match.status == "missing":
+            answer = no_paper_by(name)
+        elif match.status == "ambiguous":
+            answer = several_match(name, match.names, match.counts)
+        else:  # read from the author index: no question goes through the engine
+            answer = "\n".join([f"{match.names[0]} has {len(found)} paper"
+                                f"{'s' if len(found) != 1 else ''} in this corpus:"]
+                               + [f"- {b.title}" + (f" <{b.url}>" if b.url else "")
+                                  for b in found])
         out = AuthorResult(
             name=name, status=match.status, answer=answer,
             authors=[Candidate(name=n, papers=c) for n, c in zip(match.names, match.counts)],
-            papers=[_brief(papers[pid]) for pid in match.papers if pid in papers])
+            papers=found)
         return _result(answer, out)
 
     @server.tool()

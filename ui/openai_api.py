@@ -31,13 +31,14 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Mount, Route
 
 import rag
+from rag.answer.rewrite import normalise_history
 from rag.errors import ConfigError, InputError, RagError
 from rag.settings import Settings
 from rag.types import Answer
 
 from .asgi import Logins, RequireLogin
 from .availability import generator_status
-from .export import answer_with_references, outcome
+from .export import answer_with_references
 
 MODEL = "icml-rag"
 MAX_BODY = 1_000_000  # bytes of a request body; a question is at most a few thousand
@@ -64,8 +65,8 @@ def models(env: dict[str, str] | None = None) -> dict[str, str | None]:
     """Model id -> the generator it asks for (None: the server's own setting)."""
     out: dict[str, str | None] = {MODEL: None, f"{MODEL}-extractive": "extractive"}
     status = generator_status(env)
-    for name in ("local", "openai"):
-        if status[name].available:
+    for name in status:
+        if name not in ("auto", "extractive") and status[name].available:
             out[f"{MODEL}-{name}"] = name
     return out
 
@@ -90,18 +91,15 @@ def parse_messages(messages: Any) -> tuple[str, list[tuple[str, str]]]:
     if not isinstance(messages, list) or not messages:
         raise ApiError(400, "messages must be a non-empty list of {role, content} objects",
                        param="messages")
-    turns: list[tuple[str, str]] = []
+    plain = []
     for i, m in enumerate(messages):
         where = f"messages[{i}]"
         if not isinstance(m, dict) or m.get("role") not in ("system", "developer", "user",
                                                              "assistant", "tool"):
             raise ApiError(400, f"{where} must be an object with a role of system, developer, "
                                 "user, assistant or tool", param=where)
-        text = _text(m.get("content"), where)
-        if m["role"] == "user":
-            turns.append((text, ""))
-        elif m["role"] == "assistant" and turns:
-            turns[-1] = (turns[-1][0], text)
+        plain.append({"role": m["role"], "content": _text(m.get("content"), where)})
+    turns = normalise_history(plain)  # the one history parser (rag.ask reads messages too)
     if messages[-1].get("role") != "user":
         raise ApiError(400, "the last message must be the user's question", param="messages")
     question = turns[-1][0]
@@ -132,8 +130,8 @@ async def _json_body(request: Request) -> dict[str, Any]:
 
 
 def citations(answer: Answer) -> list[dict[str, Any]]:
-    return [{"n": c.n, "paper_id": c.passage.paper_id, "title": c.passage.title,
-             "url": c.passage.url, "quote": c.quote} for c in answer.citations]
+    """The answer's citations as its one view writes them (`Answer.to_dict`)."""
+    return answer.to_dict()["citations"]
 
 
 def _rag_error(exc: RagError) -> ApiError:
@@ -196,7 +194,8 @@ class ChatApi:
             "id": reply_id, "object": "chat.completion", "created": created, "model": model,
             "choices": [{"index": 0, "finish_reason": "stop", "logprobs": None, "message": {
                 "role": "assistant", "content": answer_with_references(answer),
-                "refusal": None, "citations": found, "outcome": outcome(answer),
+                "refusal": None, "citations": found, "outcome": answer.outcome,
+                "decision": answer.decision,
                 "notices": list(answer.notices)}}]},
             headers={"Server-Timing": f"ask;dur={answer.timings_ms.get('total', 0.0):.1f}"})
 
@@ -229,7 +228,8 @@ class ChatApi:
         for line in answer_with_references(answer).splitlines(keepends=True):
             yield chunk({"content": line})
         found = citations(answer)
-        yield chunk({"citations": found, "outcome": outcome(answer),
+        yield chunk({"citations": found, "outcome": answer.outcome,
+                     "decision": answer.decision,
                      "notices": list(answer.notices)}, "stop", citations=found)
         yield "data: [DONE]\n\n"
 

@@ -1,10 +1,11 @@
-"""The language-model backends, registered by name (as simonw/llm registers models).
+"""The language-model backends, registered by name in `rag.registry.WRITERS` (as simonw/llm
+registers models).
 
-`BACKENDS` maps the setting `generator`'s names to a maker `make(settings) -> Generator`; a new
-backend is one `register_backend("name", make)` line. Each maker imports its backend's module
-when called, so a missing optional dependency is a clear `GeneratorUnavailableError` on first
-use rather than an import failure of the package. "extractive" is no backend: the engine's own
-reader writes those answers, with no model.
+A new backend is one `register_backend("name", make)` line, `make(settings) -> Generator`;
+the setting `generator` accepts it at once. A built-in backend's module is imported when the
+backend is made, so a missing optional dependency is a clear `GeneratorUnavailableError` on
+first use rather than an import failure of the package. "auto" and "extractive" are no
+backend: the engine's own reader writes those answers, with no model.
 
 Example: make_backend("local", settings) -> LocalGenerator (the in-process llama.cpp server).
 """
@@ -14,38 +15,33 @@ from __future__ import annotations
 from typing import Callable
 
 from ..errors import GeneratorUnavailableError
+from ..registry import WRITERS, Availability
 from ..settings import Settings
 from . import Generator
 
 
-def _openai(settings: Settings) -> Generator:
-    try:
-        from .openai import OpenAIGenerator
-    except ImportError as exc:
-        raise GeneratorUnavailableError(f"the openai generator is unavailable ({exc})") from None
-    return OpenAIGenerator(settings)
+def register_backend(name: str, make: Callable[[Settings], Generator], help: str = "",
+                     available: Availability | None = None, options: tuple[str, ...] = ()
+                     ) -> None:
+    """Make `make(settings)` the backend the setting `generator=name` chooses; `available`
+    (env -> None or why not) is what `rag backends` and the settings panel show."""
+    WRITERS.register(name, make, help, available or (lambda env: None), options)
 
 
-def _local(settings: Settings) -> Generator:
-    try:
-        from .local import LocalGenerator
-    except ImportError as exc:
-        raise GeneratorUnavailableError(f"the local generator is unavailable ({exc})") from None
-    return LocalGenerator(settings)
-
-
-BACKENDS: dict[str, Callable[[Settings], Generator]] = {"openai": _openai, "local": _local}
-
-
-def register_backend(name: str, make: Callable[[Settings], Generator]) -> None:
-    """Make `make(settings)` the backend the setting `generator=name` chooses."""
-    BACKENDS[name] = make
+def unregister_backend(name: str) -> None:
+    WRITERS.unregister(name)
 
 
 def make_backend(name: str, settings: Settings) -> Generator:
-    """The backend `name` for `settings`; GeneratorUnavailableError if none is registered."""
-    make = BACKENDS.get(name)
-    if make is None:
-        raise GeneratorUnavailableError(f"no generator backend named {name!r}; registered: "
-                                        f"{', '.join(sorted(BACKENDS))}")
+    """The backend `name` for `settings`; GeneratorUnavailableError if none is registered
+    under that name or its module cannot be imported."""
+    entry = WRITERS[name] if name in WRITERS else None
+    if entry is None or entry.make is None:
+        raise GeneratorUnavailableError(
+            f"no generator backend named {name!r}; registered: "
+            f"{', '.join(e.name for e in WRITERS if e.make is not None)}")
+    try:
+        make = entry.maker()
+    except ImportError as exc:
+        raise GeneratorUnavailableError(f"the {name} generator is unavailable ({exc})") from None
     return make(settings)

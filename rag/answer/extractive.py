@@ -22,13 +22,13 @@ class Extractive(Generator):
 
     Nothing when no sentence holds the question's focus: the engine then says the abstract
     does not state it (or abstains), rather than quoting a sentence that misses the point.
-    `scores`: the top paper's sentence scores, when the question's scorer already gave them."""
+    The order is the top paper's `sentence_scores`, when the gate's scorer gave them (the
+    rules' otherwise)."""
 
     name = "extractive"
 
-    def __init__(self, idf=None, scores: list[float] | None = None):
+    def __init__(self, idf=None):
         self.idf = idf  # (vocabulary, idf array) of the index, for weighting question terms
-        self.scores = scores
 
     def generate(self, question: str, passages: list[Passage], history: History = (),
                  idf=None) -> Iterator[str]:
@@ -36,7 +36,7 @@ class Extractive(Generator):
             return
         top = passages[0]
         sentences = [t for _, _, t in top.sentence_texts()]
-        chosen = pick(question, top, idf or self.idf, self.scores)
+        chosen = pick(question, top, idf or self.idf, list(top.sentence_scores) or None)
         if chosen:
             yield " ".join(cite(sentences[i], 1) for i in chosen)
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 
-from ..types import Answer, Citation, Passage
+from ..types import NOT_STATED, Passage, Written
 
 _AUX = (r"(?:did|does|do|is|are|was|were|has|have|had|can|could|would|will|should|in|on|for|"
         r"of|from|at|by|with|to)")
@@ -53,12 +53,8 @@ def not_stated_text(question: str, title: str, n: int = 1) -> str:
     return f"The abstract of *{title}* [{n}] does not state {asked_phrase(question)}."
 
 
-def not_stated(question: str, query: str, passages: list[Passage], notices: list[str],
-               score: float) -> Answer:
+def not_stated(query: str, passages: list[Passage]) -> Written:
     """The abstention that names and cites the top paper (`passages[0]`, read whole): nothing
-    is quoted, since no sentence of it states what was asked."""
-    top = passages[0]
-    return Answer(question=question, text=not_stated_text(query, top.title),
-                  citations=[Citation(n=1, passage=top, quote="")], passages=passages,
-                  abstained=True, generator="extractive", timings_ms={}, query=query,
-                  notices=notices, relevance=score)
+    is quoted, since no sentence of it states what was asked (the check cites it unquoted)."""
+    return Written(not_stated_text(query, passages[0].title), "extractive", passages[:1],
+                   decision=NOT_STATED)

@@ -14,7 +14,7 @@ Example: person_answer(turn) for "papers by S. Levine" -> Written(text="Sergey L
 
 from __future__ import annotations
 
-from ..types import Answer, Turn, Written
+from ..types import CANNOT, PERSON, Turn, Written
 from .listing import person_lines
 
 GENERATOR = "metadata"
@@ -25,30 +25,32 @@ def no_paper_by(name: str) -> str:
     return f"No paper by {name} in this corpus."
 
 
-def person_answer(turn: Turn) -> Answer | Written:
-    """The answer to a person question (module doc): the text to check, or, when there are no
-    papers to list, the final (abstained) answer."""
+def several_match(person: str, names: list[str], counts: list[int]) -> str:
+    """What is said when several authors match a name: each with their paper count."""
+    shown = [f"{name} ({n} paper{'s' if n > 1 else ''})"
+             for name, n in zip(names[:MAX_CANDIDATES], counts)]
+    extra = len(names) - len(shown)
+    listed = "; ".join(shown) + (f"; and {extra} more" if extra > 0 else "")
+    return f"{len(names)} authors match \u201c{person}\u201d: {listed}. Ask again with one of these names."
+
+
+def person_answer(turn: Turn) -> Written:
+    """The answer to a person question (module doc): the papers to check, or, when there are
+    none to list, an abstention that says why."""
     route = turn.route
     match, intent = route.author, route.intent
     assert match is not None
 
-    def plain(text: str) -> Answer:
-        return Answer(question=turn.question, text=text, citations=[], passages=[],
-                      abstained=True, generator=GENERATOR, timings_ms={}, query=turn.query,
-                      notices=list(turn.notices))
+    def plain(text: str) -> Written:
+        return Written(text, GENERATOR, [], decision=CANNOT)
 
     if match.status == "missing":
         return plain(no_paper_by(intent.person))
     if match.status == "ambiguous":
-        names = [f"{name} ({n} paper{'s' if n > 1 else ''})"
-                 for name, n in zip(match.names[:MAX_CANDIDATES], match.counts)]
-        extra = len(match.names) - len(names)
-        listed = "; ".join(names) + (f"; and {extra} more" if extra > 0 else "")
-        return plain(f"{len(match.names)} authors match \u201c{intent.person}\u201d: {listed}. "
-                     "Ask again with one of these names.")
+        return plain(several_match(intent.person, match.names, match.counts))
     name = match.names[0]
     if not turn.passages:
         return plain(f"No paper by {name} on {intent.topic} in this corpus "
                      f"({len(match.papers)} on other topics).")
     text, claims = person_lines(name, intent.topic, turn.passages, len(match.papers), turn.idf)
-    return Written(text, GENERATOR, turn.passages, claims=claims)
+    return Written(text, GENERATOR, turn.passages, claims=claims, decision=PERSON)

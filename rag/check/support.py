@@ -98,15 +98,14 @@ class Claim:
 class Evidence:
     """What an answer is judged against: the passages its writer was shown (as claims), the
     question's IDF table, and for a writer that paraphrases (an LLM) the embedder and the
-    question its sentences are held to. `scores` are the shown passages' sentence scores when
-    the question's scorer gave them (`retrieve/sentences.py`), for a check that reads them."""
+    question its sentences are held to. A check that wants the sentence scores reads them on
+    the claims' passages (`Passage.sentence_scores`)."""
 
     claims: list[Claim]
     idf: Idf | None = None
     embedder: object | None = None
     question: str = ""
     asked: frozenset[str] = frozenset()  # the question's words the best shown paper writes
-    scores: list[list[float]] | None = None
 
 
 class Check(Protocol):
@@ -173,8 +172,7 @@ CHECKS: tuple[Check, ...] = (Numbers(), Roles(), Focus(), Coverage())
 
 
 def evidence_for(checked: Checked, idf: Idf | None = None, embedder=None, question: str = "",
-                 shown: Sequence[Passage] = (), scores: list[list[float]] | None = None
-                 ) -> Evidence:
+                 shown: Sequence[Passage] = ()) -> Evidence:
     """The evidence of each cited sentence of `checked` (see `Evidence`)."""
     by_n = {c.n: c for c in checked.citations}
     claims = []
@@ -195,7 +193,7 @@ def evidence_for(checked: Checked, idf: Idf | None = None, embedder=None, questi
                     best_cov, best_text = cov, evidence
         claims.append(Claim(i, claim, tuple(cited), tuple(authors), best_cov, best_text))
     asked = asked_terms(question, shown, idf) if question and shown else frozenset()
-    return Evidence(claims, idf, embedder, question, asked, scores)
+    return Evidence(claims, idf, embedder, question, asked)
 
 
 def run_checks(checked: Checked, evidence: Evidence, checks: Sequence[Check] = CHECKS

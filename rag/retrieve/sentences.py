@@ -7,13 +7,14 @@ The engine asks once per question, on the whole abstracts, and keeps the result 
 
 A `SentenceScorer` has one method, `score(question, passages)`, returning one list per
 passage with one score per sentence, in `Passage.sentence_texts()` order; higher is likelier
-to state the answer. The setting `reader` names the scorer, looked up in `SCORERS`:
-- "rules" (default): the reader's word-overlap rule. A sentence scores its IDF-weighted
+to state the answer. The setting `reader` names the scorer, registered in
+`rag.registry.SCORERS` with the fitted gate it goes with:
+- "rules": the reader's word-overlap rule. A sentence scores its IDF-weighted
   share of the question's *focus* (its content words not in the passage's title, request
   words left out; all of them when the title holds every one) plus `ALL_TERMS_WEIGHT` times
   its share of all the question's words.
-- "model": the reader model (rag/models/reader.py), P(the sentence states the answer), for
-  the top passage; the gate fitted with its best score among the features reads it.
+- "model" (default): the reader model (rag/models/reader.py), P(the sentence states the
+  answer), for the passages the writer may quote; the gate fitted with its best score among the features reads it.
   Another scorer registers itself with one line, `register_scorer(name, make)`.
 
 Example: RulesScorer(idf).score("How many questions does WMDP contain?", [wmdp]) ->
@@ -24,9 +25,9 @@ from __future__ import annotations
 
 from typing import Callable, Protocol
 
-from ..errors import ConfigError
 from ..models.reader import pair_text, reader_model
 from ..text import Idf, content_terms, share
+from ..registry import GATES, SCORERS
 from ..types import Passage
 from .signals import question_terms
 
@@ -37,7 +38,8 @@ class SentenceScorer(Protocol):
     name: str  # the value of the setting `reader` that chooses it; `GATES` names its gate
 
     def score(self, question: str, passages: list[Passage]) -> list[list[float]]:
-        """One score per sentence of each passage (`Passage.sentence_texts()` order)."""
+        """One score per sentence of each passage (`Passage.sentence_texts()` order); the
+        engine asks about the papers a writer may quote."""
         ...
 
 
@@ -70,10 +72,10 @@ class RulesScorer:
 
 class ModelScorer:
     """The reader model (rag/models/reader.py): P(the sentence states the answer), read with
-    the paper's title and the sentence's neighbours. It reads the top passage only, the paper
-    the extractive reader quotes and the gate judges (the others get no scores: empty lists),
-    which keeps a question to one batch of the model. The gate fitted for it
-    (`answerability-model.json`) reads the best score among its features."""
+    the paper's title and the sentence's neighbours. The engine asks it about the papers the
+    writer may quote (`Engine.quoted`: the top one for the extractive reader, which keeps a
+    question to one batch of the model; those shown to a language model). The gate fitted for
+    it (`answerability-model.json`) reads the top paper's best score among its features."""
 
     name = "model"
 
@@ -81,42 +83,28 @@ class ModelScorer:
         self.model = reader_model()
 
     def score(self, question: str, passages: list[Passage]) -> list[list[float]]:
-        out: list[list[float]] = [[] for _ in passages]
-        if passages:
-            top = passages[0]
-            sents = [t for _, _, t in top.sentence_texts()]
-            texts = [pair_text(top.title, sents, i) for i in range(len(sents))]
-            out[0] = [float(x) for x in self.model.score(question, texts)]
+        out = []
+        for passage in passages:
+            sents = [t for _, _, t in passage.sentence_texts()]
+            texts = [pair_text(passage.title, sents, i) for i in range(len(sents))]
+            out.append([float(x) for x in self.model.score(question, texts)])
         return out
 
 
-SCORERS: dict[str, Callable[[Idf | None], SentenceScorer]] = {"rules": RulesScorer,
-                                                              "model": ModelScorer}
-# The fitted gate each scorer goes with (answerability.gate_file): the model's reads its
-# scores; the rules' gate reads none, so it serves any scorer fitted no gate of its own.
-GATES: dict[str, str] = {"rules": "rules", "model": "model"}
-
-
 def register_scorer(name: str, make: Callable[[Idf | None], SentenceScorer],
-                    gate: str = "rules") -> None:
-    """Make `make(idf)` the scorer the setting `reader=name` chooses, judged by the fitted
-    gate `gate` (`python -m rag.eval.fit_answerability --reader NAME` fits one of its own)."""
-    SCORERS[name], GATES[name] = make, gate
-
-
-def _known(name: str) -> None:
-    if name not in SCORERS:
-        raise ConfigError(f"unknown reader {name!r}; choose one of: "
-                          f"{', '.join(sorted(SCORERS))}")
+                    gate: str = "rules", help: str = "") -> None:
+    """Make `make(idf)` the scorer the setting `reader=name` chooses (`rag.registry.SCORERS`),
+    judged by the fitted gate `gate` (the rules' gate reads no scores, so it serves any scorer
+    fitted no gate of its own; `python -m rag.eval.fit_answerability --reader NAME` fits one)."""
+    GATES.check(gate)
+    SCORERS.register(name, make, help, gate=gate)
 
 
 def scorer_for(name: str, idf: Idf | None) -> SentenceScorer:
     """The scorer the setting `reader` names, for the question's IDF table."""
-    _known(name)
-    return SCORERS[name](idf)
+    return SCORERS[name].maker()(idf)
 
 
 def gate_of(name: str) -> str:
-    """The fitted gate the setting `reader` goes with (see `GATES`)."""
-    _known(name)
-    return GATES.get(name, "rules")
+    """The fitted gate (`rag.registry.GATES`) the setting `reader` goes with."""
+    return SCORERS[name].extra.get("gate", "rules")

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 import re
+from typing import Sequence
 from dataclasses import dataclass
 
 from ..lexicon import REQUEST_WORDS
@@ -61,9 +62,9 @@ def question_terms(query: str, idf: Idf | None) -> dict[str, float]:
 
 
 def compute(query: str, passages: list[Passage], idf: Idf | None,
-            background: Background, scores: list[list[float]] | None = None) -> Signals:
-    """The signals of one retrieved list (best first; whole abstracts). `scores`, the
-    question's sentence scores (`sentences.py`), add `reader_best`, the top paper's best
+            background: Background, scores: Sequence[float] | None = None) -> Signals:
+    """The signals of one retrieved list (best first; whole abstracts). `scores`, the top
+    paper's sentence scores (`sentences.py`), when it was scored, add `reader_best`, its best
     sentence score, and its log-odds `reader_logit` (the feature the reader model's gate
     reads, `answerability.py`)."""
     if not passages:
@@ -102,8 +103,8 @@ def compute(query: str, passages: list[Passage], idf: Idf | None,
         "rarest_present": float(any(t in everything | title for t, w in asked.items()
                                     if w == max(asked.values()))),
     }
-    if scores:
-        best = max(scores[0], default=0.0)
+    if scores is not None:
+        best = max(scores, default=0.0)
         values["reader_best"] = best
         values[READER_FEATURE] = reader_logit(best)
     return Signals(values)
