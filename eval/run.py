@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from rag.progress import ProgressBar
-from rag.settings import GENERATORS, RETRIEVERS, Settings
+from rag.settings import RETRIEVERS, Settings
 
 from .configs import Config, make_configs, parse_grid
 from .datasets import Dataset, Question, load_dataset
@@ -49,7 +49,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--corpus", help="the corpus a questions file is about (default: the "
                         "dataset's own corpus)")
     parser.add_argument("--retriever", choices=RETRIEVERS)
-    parser.add_argument("--generator", choices=GENERATORS)
+    parser.add_argument("--generator", help="auto, extractive, openai, local, or another "
+                        "registered answer writer (`rag backends`)")
     parser.add_argument("-k", type=int, help="passages handed to the generator")
     parser.add_argument("--grid", nargs="+", default=[], metavar="NAME=V1,V2",
                         help="settings to compare, e.g. retriever=bm25,dense,hybrid k=3,5,10")

@@ -16,7 +16,7 @@ from .answer.prompts import CANNOT_ANSWER
 from .settings import Settings
 from .types import Answer, Citation, Paper, PaperMap, Passage, Similar
 
-__all__ = ["ask", "ask_stream", "index_corpus", "papers", "similar", "paper_map", "Answer",
+__all__ = ["ask", "ask_stream", "table", "index_corpus", "papers", "similar", "paper_map", "Answer",
            "Citation", "Paper", "PaperMap", "Passage", "Similar", "Settings", "RagError",
            "CANNOT_ANSWER"]
 __version__ = "0.1.0"
@@ -34,6 +34,14 @@ def ask_stream(question: str, history=None, settings: Settings | None = None, **
     from .pipeline import ask_stream as _stream
 
     return _stream(question, history, settings, **overrides)
+
+
+def table(topic: str, columns, paper_ids=(), settings: Settings | None = None,
+          **overrides: Any) -> Answer:
+    """A table across papers, every cell cited or "not stated"; see `rag.pipeline.table`."""
+    from .pipeline import table as _table
+
+    return _table(topic, columns, paper_ids, settings, **overrides)
 
 
 def index_corpus(corpus: str | None = None, settings: Settings | None = None, progress=None,

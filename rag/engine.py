@@ -6,26 +6,28 @@
 index, its retriever, the embedder the checks use, the list of checks, and the language-model
 backend the setting `generator` names (made on first use). A question becomes a `Turn`
 (`rag/types.py`) that the engine carries through the stages; each stage reads the turn and adds
-to it, and none calls another stage or back into whoever called the engine.
+to it, and none calls back into whoever called the engine. One stage borrows another's
+function: a language model's writer shows the extractive answer, checked by the check stage's
+`checked`, as its `Draft` before the model's first token (and falls back on it).
 
 - route:    the index's snapshot read, the one read of the question; a follow-up rewritten
             into a standalone query, about the paper the conversation names when it names one
-            (`answer/rewrite.py`); the route settled (`retrieve/route.py`): person, compare,
-            list or fact, and whether the gate is asked.
+            (`answer/rewrite.py`); the route settled (`retrieve/route.py`): person, table,
+            compare, list or fact, and whether the gate is asked.
 - retrieve: the route's passages (`retrieve/search.py`), through the turn's snapshot.
 - gate:     the passages grown to whole abstracts, each carrying its sentence scores (the one
             copy of them: `Passage.sentence_scores`), asked of the `reader` scorer once
             (`retrieve/sentences.py`); the answerability verdict (`retrieve/answerability.py`)
             for the routes that take it, which a language model's P(YES) may revise
-            (`answer/verdict.py`); the decision: answer, not stated, or abstain.
+            (`answer/verdict.py`); a table's cells (`retrieve/cells.py`); the decision:
+            answer, not stated, or abstain.
 - write:    the writer the route and the decision choose returns a `Written` with its
             decision: the person's papers, an abstention, "the abstract does not state X", a
-            list, the extractive reader, or a language model wrapping the extractive reader
+            table, a list, the extractive reader, or a language model wrapping the extractive reader
             (its answer checked first and shown as a `Draft`, kept as the fallback).
-- check:    `check(turn, written)`, the only road to an `Answer`: the citations numbered and
-            quoted, then the list of checks (`check/support.py` `CHECKS`) run once; a language
-            model's answer that fails (cites nothing, nothing supported, the backend broke)
-            ends in its draft, with a notice.
+- check:    `check(turn, written)`, the only road to an `Answer` (`check/answer.py`): the
+            citations numbered and quoted, the checks (`check/support.py`) run once; a
+            language model's answer that fails ends in its draft, with a notice.
 
 The logger "rag.engine" writes, at DEBUG, each stage as it ends and one line per question
 listing the stages visited with their times (`rag ask -v` shows it).
@@ -47,28 +49,30 @@ from .answer.listing import lister
 from .answer.not_stated import not_stated
 from .answer.person import person_answer
 from .answer.prompting import Prompt
-from .answer.prompts import CANNOT_ANSWER, NOTICE_FALLBACK, NOTICE_UNCITED, NOTICE_UNSUPPORTED
+from .answer.prompts import CANNOT_ANSWER
 from .answer.rewrite import resolve, standalone_query
-from .answer.verdict import combination_for, second_opinion
-from .check.citations import check_citations
-from .check.reply import attribute_citations, is_abstention, unbacked, unfit
-from .check.support import CHECKS, Check, evidence_for, prune_citations, run_checks
+from .answer.table import build_table, table_text
+from .answer.verdict import consult
+from .check.answer import Checker, checked, finish
+from .check.reply import attribute_citations
+from .check.support import CHECKS, Check, prune_citations
 from .errors import GeneratorError
 from .index.opened import Index
 from .models.embedders import Embedder
-from .retrieve.answerability import ABSTAIN, ANSWER, NOT_STATED, GateModel, decide
+from .retrieve.answerability import (ABSTAIN, ANSWER, NOT_STATED, GateModel, decide,
+                                    keep_referent)
 from .retrieve.background import background
 from .retrieve.catalog import catalog
 from .retrieve.gate import relevance
 from .retrieve.retrievers import Retriever
-from .retrieve.route import instructions_removed, route
+from .retrieve.cells import cell_gate, read_cells
+from .retrieve.route import instructions_removed, route, table_route
 from .retrieve.search import search
 from .registry import GATES
 from .retrieve.sentences import gate_of, scorer_for
 from .retrieve.signals import compute
 from .settings import Settings
-from .types import (ANSWERED, CANNOT, LIST, NOT_STATED as NOT_STATED_, Answer, Citation, Draft,
-                    Passage, Turn, Written)
+from .types import ANSWERED, CANNOT, LIST, TABLE, Answer, Draft, Passage, Turn, Written
 
 log = logging.getLogger("rag.engine")
 STAGES = ("route", "retrieve", "gate", "write", "check")
@@ -84,6 +88,7 @@ class Engine:
         self.settings, self.generator_name = settings, generator_name
         self.index, self.retriever, self.embedder = index, retriever, embedder
         self.checks = tuple(checks)
+        self.checker = Checker(self.checks, embedder, settings.llm_focus, generator_name)
         self._make = make
         self._backend: Generator | None = None
         self._lock = threading.Lock()
@@ -141,6 +146,11 @@ class Engine:
         turn.snapshot = self.index.snapshot()  # the turn's one read of the index
         turn.idf = turn.snapshot.idf()
         cat = catalog(self.index, turn.snapshot)
+        if turn.request is not None:  # a table asked for directly: its route is given
+            req = turn.request
+            turn.route = table_route(req.topic, req.columns, req.paper_ids)
+            turn.query = req.topic
+            return
         asked = instructions_removed(turn.question)  # orders to the assistant are no question
         follow = resolve(asked, turn.history, cat) if asked else None  # about one paper
         if not asked:
@@ -167,6 +177,11 @@ class Engine:
         assert r is not None and turn.snapshot is not None
         if r.author is None:  # whole abstracts: a chunk may hold half of one
             turn.whole = [turn.snapshot.whole_paper(p) for p in turn.passages]
+        if r.writer == "table":  # every row asked every column
+            turn.whole = turn.whole[: self.settings.table_rows]
+            scorer = scorer_for(self.settings.reader, turn.idf)
+            turn.cells = read_cells(list(r.intent.columns), turn.whole, scorer,
+                                    cell_gate(self.settings.reader))
         scored = r.writer == "fact" and bool(turn.whole)
         if scored:
             # a paper asked about as a whole ("what is X about?") is summed up by the rules'
@@ -200,7 +215,7 @@ class Engine:
         else:
             turn.decision = ANSWER
         if turn.route.referent:
-            _keep_referent(turn)
+            keep_referent(turn)
 
     def write(self, turn: Turn) -> Generator_[str | Draft, None, Written]:
         """The writer the route and the decision choose (module doc); yields text pieces as
@@ -209,6 +224,10 @@ class Engine:
         assert r is not None
         if r.author is not None:
             return person_answer(turn)
+        if r.writer == "table" and turn.whole:  # each row's cells, read by the gate
+            table, _ = build_table(r.intent.query, r.intent.columns, turn.whole, turn.cells)
+            return Written(table_text(table), "extractive", turn.whole, decision=TABLE,
+                           table=table)
         if turn.decision == ABSTAIN:
             return Written(CANNOT_ANSWER, self.generator_name, turn.passages, decision=CANNOT)
         if turn.decision == NOT_STATED:
@@ -225,8 +244,8 @@ class Engine:
                 yield piece
             return Written("".join(pieces), ext.name, turn.whole, decision=decision)
         text = "".join(ext.generate(asked, turn.whole, turn.history, idf=turn.idf))
-        draft = self._answer(turn, Written(text, ext.name, turn.whole, decision=decision),
-                             list(turn.notices))[0]
+        draft = checked(turn, Written(text, ext.name, turn.whole, decision=decision),
+                        list(turn.notices), self.checker)[0]
         if not draft.abstained:
             turn.timings["draft"] = (time.perf_counter() - turn.t0) * 1000
             yield Draft(draft)
@@ -258,33 +277,8 @@ class Engine:
                            failure=f"unexpected {type(exc).__name__}")
 
     def check(self, turn: Turn, written: Written) -> Answer:
-        """The written text checked once (module doc): the only road to an `Answer`. An
-        LLM's text that fails ends in its draft, with the fallback notice."""
-        if written.decision == CANNOT:
-            return self._abstain(turn, written.generator, turn.notices, written.text,
-                                 written.shown)
-        if written.decision == NOT_STATED_:
-            top = written.shown[0]
-            return Answer(question=turn.question, text=written.text,
-                          citations=[Citation(n=1, passage=top, quote="")],
-                          passages=turn.whole, abstained=True, generator=written.generator,
-                          timings_ms={}, query=turn.query, notices=turn.notices,
-                          relevance=turn.relevance, decision=NOT_STATED_)
-        draft, reason = written.draft, written.failure
-        if draft is None:
-            return self._answer(turn, written, turn.notices)[0]
-        if reason is None:
-            try:
-                reason = unfit(written.text)
-                if reason is None:
-                    answer, reason = self._answer(turn, written, turn.notices)
-                    if reason is None:
-                        return answer
-            except Exception as exc:  # noqa: BLE001 - a backend bug must not cost the answer
-                reason = f"unexpected {type(exc).__name__}"
-        draft.notices.append(NOTICE_FALLBACK.format(generator=self.generator_name,
-                                                    reason=reason))
-        return draft
+        """The only road to an `Answer` (`check/answer.py`)."""
+        return finish(turn, written, self.checker)
 
     # -- helpers of the stages -------------------------------------------------------------
 
@@ -300,75 +294,15 @@ class Engine:
         return out[: self.settings.list_limit] if listing else out
 
     def _consult(self, turn: Turn) -> None:
-        """The gate's "answer" revised by the model's P(YES), when the setting is on and the
-        model has a fitted combination; a failing model leaves the gate's verdict (writing
-        meets the same failure and says why)."""
+        """The gate's "answer" revised by the model's P(YES) (`answer/verdict.py`)."""
         if not self.settings.llm_verdict:
             return
         start = time.perf_counter()
-        try:
-            gen = self.backend()
-            combo = combination_for(gen.model)
-            if combo is None:
-                return
-            yes = gen.verdict(turn.question, self.shown(turn.whole), turn.history, idf=turn.idf)
-        except Exception:  # noqa: BLE001 - see the docstring
-            return
-        turn.timings["verdict"] = (time.perf_counter() - start) * 1000
-        turn.verdict = second_opinion(turn.verdict, yes, combo)
-        self._decide(turn)
-
-    def _answer(self, turn: Turn, written: Written, notices: list[str]
-                ) -> tuple[Answer, str | None]:
-        """`written` with its citations numbered and quoted and the checks run once (an
-        abstention when it is empty or says it cannot answer), and for an LLM's text why it
-        cannot be shown (`reply.unbacked`), if so."""
-        reason = None
-        person = bool(written.claims)
-        if not person and (not written.text.strip() or is_abstention(written.text)):
-            return self._abstain(turn, written.generator, notices), None
-        checked = check_citations(written.text, written.shown)
-        judged = check_citations(written.claims, written.shown) if person else checked
-        llm = written.generator not in ("extractive", "metadata")
-        focus = turn.query if llm and self.settings.llm_focus else ""
-        evidence = evidence_for(judged, turn.idf, self.embedder if llm else None, focus,
-                                written.shown)
-        run_checks(judged, evidence, self.checks)
-        if person:
-            for sent, claim in zip(checked.sentences, judged.sentences):
-                sent.supported, sent.support = claim.supported, claim.support
-        if llm:
-            reason = unbacked(checked)
-            unsupported = sum(1 for s in checked.sentences if s.unbacked)
-            uncited = sum(1 for s in checked.sentences if not s.citations)
-            if reason is None and unsupported:
-                notices.append(NOTICE_UNSUPPORTED.format(count=unsupported))
-            if reason is None and uncited:
-                notices.append(NOTICE_UNCITED.format(count=uncited))
-        return Answer(question=turn.question, text=checked.text, citations=checked.citations,
-                      passages=turn.passages, abstained=False, generator=written.generator,
-                      timings_ms={}, sentences=checked.sentences, query=turn.query,
-                      notices=notices if not person else list(notices),
-                      relevance=turn.relevance, decision=written.decision), reason
-
-    def _abstain(self, turn: Turn, generator: str, notices: list[str],
-                 text: str = CANNOT_ANSWER, passages: list[Passage] | None = None) -> Answer:
-        return Answer(question=turn.question, text=text or CANNOT_ANSWER, citations=[],
-                      passages=turn.passages if passages is None else passages,
-                      abstained=True, generator=generator, timings_ms={}, query=turn.query,
-                      notices=notices, relevance=turn.relevance, decision=CANNOT)
-
-
-def _keep_referent(turn: Turn) -> None:
-    """A follow-up about one paper (`answer/rewrite.py`) is answered from that paper alone: the
-    others leave the turn once the gate has judged them all (its signals compare the paper with
-    the rest), and an abstention becomes "not stated" about it, since the conversation names it
-    (what `answerability.named` asks of the question itself)."""
-    keep = [i for i, p in enumerate(turn.passages) if p.paper_id == turn.route.referent]
-    turn.passages = [turn.passages[i] for i in keep]
-    turn.whole = [turn.whole[i] for i in keep] if turn.whole else turn.whole
-    if turn.decision == ABSTAIN and turn.passages:
-        turn.decision = NOT_STATED
+        revised = consult(self.backend, turn, self.shown(turn.whole))
+        if revised is not None:
+            turn.timings["verdict"] = (time.perf_counter() - start) * 1000
+            turn.verdict = revised
+            self._decide(turn)
 
 
 def _gate(name: str) -> GateModel:

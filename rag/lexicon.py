@@ -160,3 +160,56 @@ experiments experimental empirical empirically state art significantly significa
 achieves improve improves improved various task tasks extensive study use using used propose
 learning model models data algorithm algorithms introduce prior previous recent recently key
 """.split())
+
+# The question a table column asks of each paper (`retrieve/cells.py`), for the attributes
+# researchers compare most; any other column is asked with the fitted template. Keyed by the
+# column's words, lower case; a column matches the first key whose words it holds all of.
+COLUMN_QUESTIONS = (
+    ("code", "Is the code released, and where?"),
+    ("method", "What method does this paper propose?"),
+    ("approach", "What approach does this paper propose?"),
+    ("technique", "What technique does this paper propose?"),
+    ("main result", "What is the main result?"),
+    ("result", "What does this paper find?"),
+    ("finding", "What does this paper find?"),
+    ("benchmark", "Which benchmarks is it evaluated on?"),
+    ("dataset", "Which datasets is it evaluated on?"),
+    ("evaluation data", "Which datasets is it evaluated on?"),
+    ("baseline", "Which baselines does it compare against?"),
+    ("model size", "How large is the model?"),
+    ("parameters", "How many parameters does the model have?"),
+    ("models evaluated", "Which models are evaluated?"),
+    ("target model", "Which models is it applied to?"),
+    ("speedup", "How much faster is it?"),
+    ("memory", "How much memory does it save?"),
+    ("accuracy", "How accurate is it?"),
+    ("task", "Which tasks does it address?"),
+    ("guarantee", "What does it guarantee theoretically?"),
+    ("convergence", "How fast does it converge?"),
+    ("theoretical", "What does it prove?"),
+    ("limitation", "What are its limitations?"),
+)
+
+# Questions that ask for a table across papers (`retrieve/route.py` `table_request`): "Compare
+# the papers on X by A and B", "X methods in terms of A", "a table of X papers with A, B",
+# "Which X papers report the largest A?".
+TABLE_VERBS = ("compare", "contrast", "tabulate")
+TABLE_MAKERS = ("make", "build", "give me", "show me", "create", "draw up")
+COLUMN_CONNECTORS = ("in terms of", "with respect to", "on the basis of", "regarding", "by",
+                     "across", "on")
+TABLE_WITH = ("with columns", "with column", "showing", "with", "by")
+PAPER_NOUNS = ("papers", "paper", "works", "work", "methods", "method", "approaches",
+               "approach", "studies", "techniques", "models")
+SUPERLATIVES = ("largest", "most", "highest", "biggest", "best", "greatest", "lowest",
+                "smallest", "strongest", "fastest")
+REPORT_VERBS = ("report", "reports", "give", "achieve", "achieves", "have", "has", "show",
+                "shows", "claim", "claims", "get")
+
+# A table cell's value cut from its sentence (`answer/table.py`): a quantity, with the words
+# that may lead or follow it ("up to 2.6x faster", "1.5B parameters").
+QUANTITY_LEADS = ("up to", "over", "about", "around", "nearly", "more than", "less than")
+QUANTITY_SCALES = ("billion", "million", "thousand", "times")
+QUANTITY_NOUNS = ("parameters", "tokens", "speedup", "faster", "fewer", "less", "more", "lower",
+                  "higher", "reduction", "improvement")
+CLAUSE_BREAKS = ("while", "whereas", "which")
+CODE_COLUMNS = frozenset("code url link repository implementation release github".split())

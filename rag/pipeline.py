@@ -17,7 +17,7 @@ from .answer.rewrite import normalise_history
 from .errors import InputError
 from .settings import Settings
 from .text import clean_question
-from .types import Answer, Draft, Turn
+from .types import Answer, Draft, Table, TableRequest, Turn
 
 
 def prepare_question(question: Any, settings: Settings) -> tuple[str, list[str]]:
@@ -49,6 +49,37 @@ def ask(question: str, history: Sequence | None = None, settings: Settings | Non
         if isinstance(event, Answer):
             answer = event
     assert answer is not None
+    return answer
+
+
+def table(topic: str, columns: Sequence[str], paper_ids: Sequence[str] = (),
+          settings: Settings | None = None, **overrides: Any) -> Answer:
+    """A table across papers (the engine's table route): rows are the papers found for `topic`
+    (as a list finds them; the setting `table_rows` caps them) or the `paper_ids` given, columns
+    the asked attributes. The Answer's `table` holds it; its text is the table in Markdown and
+    its citations are the quoted sentences of the stated cells.
+
+    Example: rag.table("KV cache compression", ["memory reduction", "benchmark"]).table
+    """
+    settings = settings or Settings.load()
+    if overrides:
+        settings = settings.replace(**overrides)
+    columns = tuple(dict.fromkeys(" ".join(str(c).split()) for c in columns if str(c).strip()))
+    topic = clean_question(topic) if isinstance(topic, str) else ""
+    if not columns:
+        raise InputError("give at least one column, e.g. --columns \"benchmark, speedup\"")
+    if not topic and not paper_ids:
+        raise InputError("give a topic (or the papers' ids) for the table's rows")
+    request = TableRequest(topic or "the given papers", columns, tuple(paper_ids))
+    question = f"Compare the papers on {request.topic} by {', '.join(columns)}"
+    turn = Turn(question, [], [], time.perf_counter(), request=request)
+    answer = None
+    for event in factory.engine(settings).run(turn):
+        if isinstance(event, Answer):
+            answer = event
+    assert answer is not None
+    if answer.table is None:  # no paper found: an empty table, said plainly
+        answer.table = Table(request.topic, columns, ())
     return answer
 
 

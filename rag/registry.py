@@ -15,7 +15,7 @@ Example:
     >>> Settings.load(generator="quoter").generator
     'quoter'
     >>> Settings.load(reader="nope")
-    ConfigError: unknown reader 'nope'; choose one of: model, rules
+    ConfigError: unknown reader 'nope': choose one of model, rules
 """
 
 from __future__ import annotations
@@ -92,7 +92,7 @@ class Registry:
     def check(self, name: str) -> None:
         """ConfigError naming the known choices when `name` is not registered."""
         if name not in self._entries:
-            raise ConfigError(f"unknown {self.setting} {name!r}; choose one of: "
+            raise ConfigError(f"unknown {self.setting} {name!r}: choose one of "
                               f"{', '.join(self.names())}")
 
     def __getitem__(self, name: str) -> Entry:

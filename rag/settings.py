@@ -53,6 +53,7 @@ class Settings:
     k: int = _f(5, "Passages handed to the generator.", min=1, max=50)
     list_limit: int = _f(5, "Papers a list answer shows; it says how many more are relevant.",
                          min=1, max=40)
+    table_rows: int = _f(10, "Papers (rows) a table answer compares.", min=1, max=40)
     candidates: int = _f(50, "Candidates each retriever returns before fusion.", min=1, max=1000)
     max_per_paper: int = _f(1, "At most this many passages per paper.", min=1, max=50)
     fusion: str = _f("zscore", "How hybrid fuses dense and BM25: zscore (z-normalised scores "

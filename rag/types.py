@@ -13,14 +13,16 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # the later stages' types, named in `Turn` (they import this module)
     from .index.snapshot import Snapshot
     from .retrieve.answerability import Verdict
+    from .retrieve.cells import Reading
     from .retrieve.route import Route
     from .text import Idf
 
 # What an answer is (`Answer.decision`): the asked fact, cited; "the abstract of X does not
-# state it" (its paper cited, nothing quoted); no answer; a list of papers; a person's papers.
-ANSWERED, NOT_STATED, CANNOT, LIST, PERSON = ("answered", "not_stated", "cannot_answer", "list",
-                                              "person")
-DECISIONS = (ANSWERED, NOT_STATED, CANNOT, LIST, PERSON)
+# state it" (its paper cited, nothing quoted); no answer; a list of papers; a person's papers;
+# a table across papers.
+ANSWERED, NOT_STATED, CANNOT, LIST, PERSON, TABLE = ("answered", "not_stated", "cannot_answer",
+                                                     "list", "person", "table")
+DECISIONS = (ANSWERED, NOT_STATED, CANNOT, LIST, PERSON, TABLE)
 
 
 @dataclass(frozen=True)
@@ -158,6 +160,46 @@ class AnswerSentence:
         return bool(self.citations) and not self.supported
 
 
+@dataclass(frozen=True)
+class Cell:
+    """One cell of a table: the value the paper's abstract states for the column, with the
+    sentence it comes from (`quote`, cited as `[citation]`), or not stated (all None)."""
+
+    value: str | None
+    quote: str | None
+    stated: bool
+    citation: int | None = None  # the answer's [n] for the quote
+    score: float = 0.0  # the reader's score of the quoted (or best) sentence
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"value": self.value, "quote": self.quote, "stated": self.stated}
+
+
+@dataclass(frozen=True)
+class TableRow:
+    paper_id: str
+    title: str
+    url: str
+    cells: dict[str, Cell]  # one per column, named as asked
+
+
+@dataclass(frozen=True)
+class Table:
+    """Papers (rows) by asked attributes (columns): what `rag.table()` returns and a table
+    answer carries (`Answer.table`)."""
+
+    topic: str
+    columns: tuple[str, ...]
+    rows: tuple[TableRow, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON of `rag table --json`."""
+        return {"topic": self.topic, "columns": list(self.columns),
+                "rows": [{"paper_id": r.paper_id, "title": r.title, "url": r.url,
+                          "cells": {c: r.cells[c].to_dict() for c in self.columns}}
+                         for r in self.rows]}
+
+
 TIMINGS = ("retrieve", "generate", "total")  # always in `to_dict()`; "first_token" and
 # "rewrite" are added when they happened
 
@@ -178,6 +220,7 @@ class Answer:
     notices: list[str] = field(default_factory=list)  # fallbacks, truncations: shown to the user
     relevance: float = 0.0  # the abstention gate's score for the best passage
     decision: str = ANSWERED  # one of DECISIONS: what kind of answer this is
+    table: Table | None = None  # a table answer's table (its cells' quotes are the citations)
 
     @property
     def outcome(self) -> str:
@@ -214,6 +257,7 @@ class Answer:
             "relevance": round(float(self.relevance), 6),
             "decision": self.decision,
             "outcome": self.outcome,
+            "table": self.table.to_dict() if self.table is not None else None,
         }
 
 
@@ -224,6 +268,16 @@ class Draft:
     if the model fails, the final Answer is this one with the fallback notice."""
 
     answer: Answer
+
+
+@dataclass(frozen=True)
+class TableRequest:
+    """A table asked for directly (`rag.table`): the topic, the columns, and the papers (rows)
+    when given by id (else the topic's papers are found as a list's are)."""
+
+    topic: str
+    columns: tuple[str, ...]
+    paper_ids: tuple[str, ...] = ()
 
 
 @dataclass
@@ -251,6 +305,9 @@ class Turn:
     # copy of them) in `Passage.sentence_scores` for the papers a writer may quote
     whole: list[Passage] = field(default_factory=list)
     verdict: Verdict | None = None  # when the gate was asked
+    # a table asked for by `rag.table()` (not read from a question): topic, columns, paper ids
+    request: TableRequest | None = None
+    cells: list[list[Reading]] = field(default_factory=list)  # a table's cells, as read
     decision: str = "answer"  # "answer", "not_stated" or "abstain"
     relevance: float = 0.0  # the gate's P(answerable), else the best cosine
     timings: dict[str, float] = field(default_factory=dict)  # ms: rewrite, first_token, ...
@@ -273,3 +330,4 @@ class Written:
     decision: str = ANSWERED
     draft: Answer | None = None
     failure: str | None = None
+    table: Table | None = None  # a table writer's table; `shown` are its rows' papers

@@ -75,7 +75,8 @@ def test_each_kind_of_answer_says_its_decision(settings):
              "not_stated": NOT_STATED,
              "cannot_answer": "How do I change a flat tire on a bicycle?",
              "list": "List papers on Gaussian processes",
-             "person": f"papers by {author}"}
+             "person": f"papers by {author}",
+             "table": "Compare the papers on Gaussian processes by kernel and dataset"}
     for want, question in kinds.items():
         answer = rag.ask(question, settings=settings)
         assert answer.decision == want, (question, answer.decision, answer.text)

@@ -102,7 +102,7 @@ def test_rag_ask_json_prints_exactly_the_documented_shape(seed_home):
     data = json.loads(out.stdout)
     assert list(data) == ["question", "answer", "abstained", "generator", "citations",
                           "passages", "timings_ms", "query", "notices", "sentences",
-                          "support_rate", "relevance", "decision", "outcome"]
+                          "support_rate", "relevance", "decision", "outcome", "table"]
     assert data["decision"] == data["outcome"] == "answered"
     assert set(data["citations"][0]) == {"n", "paper_id", "title", "url", "quote", "text"}
     assert set(data["passages"][0]) == {"rank", "paper_id", "title", "text", "score"}

@@ -195,7 +195,7 @@ def test_unknown_names_and_bad_numbers_are_refused_by_ask(overrides, error, mess
 
 @pytest.mark.parametrize("args, env, message", [
     (["--retriever", "semantic"], {}, "invalid choice: 'semantic'"),
-    (["--generator", "gpt5"], {}, "invalid choice: 'gpt5'"),
+    (["--generator", "gpt5"], {}, "unknown generator 'gpt5': choose one of auto, extractive"),
     ([], {"RAG_RETRIEVER": "semantic"}, "unknown retriever 'semantic'"),
     ([], {"RAG_GENERATOR": "gpt5"}, "unknown generator 'gpt5'"),
     (["-k", "0"], {}, "k must be between 1 and 50, got 0"),

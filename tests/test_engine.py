@@ -151,7 +151,7 @@ def test_the_reader_setting_chooses_the_sentence_scorer_from_the_registry(seed_s
     assert sentences[-1].strip().rstrip(".") in last.text  # the scorer chose what is quoted
     assert last.text != rules.text
     # an unknown reader fails when the settings are made, naming the known ones
-    with pytest.raises(ConfigError, match="unknown reader 'nope'; choose one of: model, rules"):
+    with pytest.raises(ConfigError, match="unknown reader 'nope': choose one of model, rules"):
         Settings.load(home=seed_settings.home, env={}, reader="nope")
 
 
@@ -198,7 +198,7 @@ def test_an_unregistered_backend_ends_in_the_draft_with_a_notice(seed_settings):
 def test_a_registered_backend_is_a_setting_at_once_and_rag_ask_writes_with_it(seed_settings):
     """One `register_backend` line: `Settings` accepts the name (it reads the registry), the
     availability listing shows it, and `rag.ask` writes with it; unregistered, it is unknown."""
-    with pytest.raises(ConfigError, match="unknown generator 'quoter'; choose one of: auto, "
+    with pytest.raises(ConfigError, match="unknown generator 'quoter': choose one of auto, "
                                           "extractive, local, openai"):
         Settings.load(home=seed_settings.home, env={}, generator="quoter")
     register_backend("quoter", Quoter, "quotes the first sentence of the first paper")

@@ -23,7 +23,8 @@ from rag.ui.mcp_server import build_server
 ROOT = Path(__file__).resolve().parent.parent
 QUESTION = "Which kernels avoid mean reversion in Gaussian process regression?"
 GP_PAPER = "icml2024-poster-34936"
-TOOLS = {"ask", "search_papers", "get_paper", "papers_by_author", "similar_papers"}
+TOOLS = {"ask", "search_papers", "get_paper", "papers_by_author", "similar_papers",
+         "compare_papers", "bibtex"}
 
 
 @pytest.fixture(scope="module")

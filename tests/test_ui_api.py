@@ -74,7 +74,7 @@ def test_ask_returns_the_json_of_rag_ask_json(client, api_settings):
     want = rag.ask(QUESTION, settings=api_settings).to_dict()
     assert set(got) == set(want) == {"question", "answer", "abstained", "generator", "citations",
                                      "passages", "timings_ms", "query", "notices", "sentences",
-                                     "support_rate", "relevance", "decision", "outcome"}
+                                     "support_rate", "relevance", "decision", "outcome", "table"}
     assert {"retrieve", "generate", "total"} <= set(got["timings_ms"])
     for key in ("question", "answer", "abstained", "generator", "citations", "passages",
                 "query", "notices", "sentences", "support_rate"):

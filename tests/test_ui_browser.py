@@ -337,3 +337,39 @@ def test_an_uploaded_document_is_browsable_and_gets_cited(page, tmp_path, app_se
     assert page.locator("#rag-source mark.rag-hl").count() >= 1
     assert "lattice-origami.md" in page.inner_text("#rag-source")
     shot(page, "12-upload-cited.png")
+
+
+def test_a_table_answer_shows_cited_cells_with_their_quote_on_hover_and_downloads_as_csv(
+        page, app_settings, tmp_path):
+    question = "Compare the papers on Gaussian processes by kernel and dataset"
+    want = rag.ask(question, settings=app_settings)
+    assert want.table is not None and want.citations
+    msg = ask(page, question)
+    table = msg.locator("table.rag-table")
+    table.wait_for()
+    assert [h.strip() for h in table.locator("th").all_inner_texts()] == ["Paper", "kernel",
+                                                                          "dataset"]
+    assert table.locator("tbody tr").count() == len(want.table.rows)
+    missing = sum(not c.stated for r in want.table.rows for c in r.cells.values())
+    assert table.locator("td.rag-cell-missing").count() == missing
+    stated = table.locator("td.rag-cell[title]").first
+    cell = next(c for r in want.table.rows for c in r.cells.values() if c.stated)
+    assert stated.get_attribute("title") == cell.quote
+    quote = stated.locator(".rag-cell-quote")
+    assert not quote.is_visible()
+    stated.locator("a.rag-cite").hover()
+    quote.wait_for(state="visible")
+    assert plain(quote.inner_text()).strip("\u201c\u201d") == plain(cell.quote)
+    shot(page, "12-table-hover.png")
+    msg.locator("a.rag-act", has_text="Export").click()
+    button = page.locator("#rag-export-csv")
+    button.wait_for(state="visible")
+    with page.expect_download() as got:
+        button.click()
+    path = tmp_path / "table.csv"
+    got.value.save_as(path)
+    lines = path.read_text(encoding="utf-8").splitlines()
+    assert lines[0] == "paper_id,title,url,kernel,kernel (quote),dataset,dataset (quote)"
+    assert [line.split(",")[0] for line in lines[1:]] == [r.paper_id for r in want.table.rows]
+    page.locator("#rag-export").scroll_into_view_if_needed()
+    shot(page, "13-table-csv.png")

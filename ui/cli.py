@@ -56,6 +56,11 @@ def cmd_ask(args) -> int:
         logging.getLogger("rag.engine").setLevel(logging.DEBUG)
     settings = _settings(args)
     question = _argv_text(" ".join(args.question))
+    if args.bib:
+        from .export import answer_to_bibtex
+
+        print(answer_to_bibtex(rag.ask(question, settings=settings)), end="")
+        return 0
     if args.json:
         answer = rag.ask(question, settings=settings)
         print(json.dumps(answer.to_dict(), ensure_ascii=False, indent=1))
@@ -186,6 +191,33 @@ def cmd_eval(args) -> int:
     return eval_main(parser.parse_args(args.eval_args))
 
 
+def cmd_table(args) -> int:
+    import rag
+
+    from .export import answer_to_bibtex, answer_to_text
+
+    settings = _settings(args)
+    if args.table_rows is not None:
+        settings = settings.replace(table_rows=args.table_rows)
+    ids = [i.strip() for i in args.papers.split(",") if i.strip()]
+    columns = [c.strip() for c in args.columns.split(",") if c.strip()]
+    answer = rag.table(_argv_text(" ".join(args.topic)), columns, paper_ids=ids,
+                       settings=settings)
+    if args.json:
+        print(json.dumps(answer.table.to_dict(), ensure_ascii=False, indent=1))
+    elif args.csv:
+        from rag.answer.table import table_csv
+
+        print(table_csv(answer.table), end="")
+    elif args.bib:
+        print(answer_to_bibtex(answer), end="")
+    elif not answer.table.rows:
+        print(f"No paper on {answer.table.topic} in this corpus.")
+    else:
+        print(answer_to_text(answer))
+    return 0
+
+
 def cmd_backends(args) -> int:
     from rag import registry
 
@@ -235,10 +267,25 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("ask", help="answer a question with citations")
     p.add_argument("question", nargs="+")
     p.add_argument("--json", action="store_true", help="print the answer as one JSON object")
+    p.add_argument("--bib", action="store_true", help="print BibTeX for the answer's papers")
     p.add_argument("-v", "--verbose", action="store_true",
                    help="show the stages the question visited, with their times, on stderr")
     common(p, retrieval=True)
     p.set_defaults(func=cmd_ask)
+
+    p = sub.add_parser("table", help="a table across papers: each cell cited or 'not stated'")
+    p.add_argument("topic", nargs="*", help="the papers' topic (or give --papers)")
+    p.add_argument("--columns", required=True, help='the attributes, comma-separated: '
+                   '"benchmark, speedup"')
+    p.add_argument("--papers", default="", help="comma-separated paper ids for the rows "
+                   "(instead of the topic's papers)")
+    p.add_argument("--rows", type=int, dest="table_rows", help="papers in the table (default 10)")
+    form = p.add_mutually_exclusive_group()
+    form.add_argument("--json", action="store_true", help="print the table as one JSON object")
+    form.add_argument("--csv", action="store_true", help="print the table as CSV")
+    form.add_argument("--bib", action="store_true", help="print BibTeX for its papers")
+    common(p)
+    p.set_defaults(func=cmd_table)
 
     p = sub.add_parser("papers", help="list the indexed papers")
     common(p)

@@ -37,7 +37,7 @@ def wire(demo: gr.Blocks, ui, base: Settings) -> None:
 
 
 def _chat(ui, base: Settings) -> None:
-    skip4 = (gr.skip(),) * 4
+    skip5 = (gr.skip(),) * 5
 
     def answer(text: str, msgs: list, turns: list, prefs: dict):
         msgs, turns, text = list(msgs or []), list(turns or []), (text or "").strip()
@@ -45,20 +45,20 @@ def _chat(ui, base: Settings) -> None:
             msgs.append({"role": "assistant", "content": render.error_html(
                 "type a question about the indexed papers first \u2014 or pick an example",
                 "Nothing to answer yet")})
-            yield ("", msgs, turns, *skip4)
+            yield ("", msgs, turns, *skip5)
             return
         try:
             settings = chat.settings_for(base, prefs)
         except RagError as exc:
             msgs.append({"role": "assistant", "content": render.error_html(str(exc))})
-            yield ("", msgs, turns, *skip4)
+            yield ("", msgs, turns, *skip5)
             return
         msgs += [{"role": "user", "content": render.user_html(text)},
                  {"role": "assistant", "content": live.pending_html()}]
         for html, turn in chat.respond(text, turns, settings):
             msgs[-1] = {"role": "assistant", "content": html}
             if turn is None:
-                yield ("", msgs, turns, *skip4)
+                yield ("", msgs, turns, *skip5)
             else:
                 turns = turns + [turn]
                 yield ("", msgs, turns, *export(turns, len(turns) - 1))
@@ -67,7 +67,7 @@ def _chat(ui, base: Settings) -> None:
         yield from answer((evt.value or {}).get("text", ""), msgs, turns, prefs)
 
     outputs = [ui.question, ui.chatbot, ui.turns, ui.export_title, ui.export_md, ui.export_bib,
-               ui.export_file]
+               ui.export_file, ui.export_csv]
     queued = {"concurrency_limit": base.ui_concurrency, "concurrency_id": "answer",
               "show_progress": "hidden", **PRIVATE}
     for trigger in (ui.question.submit, ui.send.click):
@@ -78,14 +78,14 @@ def _chat(ui, base: Settings) -> None:
         return ([], [], render.empty_source_html(), *export([], -1))
 
     cleared = [ui.chatbot, ui.turns, ui.source, ui.export_title, ui.export_md, ui.export_bib,
-               ui.export_file]
+               ui.export_file, ui.export_csv]
     ui.clear.click(clear, None, cleared, **PRIVATE)
     ui.chatbot.clear(clear, None, cleared, **PRIVATE)
 
     def follow_link(value: str, turns: list, prefs: dict):
         link = chat.parse_link(value)
         if link is None:
-            return (gr.skip(),) * 6
+            return (gr.skip(),) * 7
         kind, turn, n = link
         if kind == "x":
             return (gr.skip(), gr.update(open=True), *export(turns, turn))
@@ -101,24 +101,32 @@ def _chat(ui, base: Settings) -> None:
 
     ui.bridge.change(follow_link, [ui.bridge, ui.turns, ui.prefs],
                      [ui.source, ui.export_box, ui.export_title, ui.export_md, ui.export_bib,
-                      ui.export_file], concurrency_limit=None, show_progress="hidden", **PRIVATE)
+                      ui.export_file, ui.export_csv], concurrency_limit=None, show_progress="hidden", **PRIVATE)
 
 
-def export(turns: list, turn: int):
-    """(title html, markdown, bibtex, download button update) for one answer of the chat."""
-    if not 0 <= turn < len(turns):
-        return layout.EXPORT_HINT, "", "", gr.update(visible=False, value=None)
-    a = turns[turn].answer
-    text = render.export_file_text(a)
-    # One file per distinct export (not per click), named answer.md for the download.
-    path = EXPORTS / hashlib.sha1(text.encode()).hexdigest()[:16] / "answer.md"
+def _saved(text: str, name: str) -> str:
+    """One file per distinct export (not per click), named `name` for the download."""
+    path = EXPORTS / hashlib.sha1(text.encode()).hexdigest()[:16] / name
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
+    return str(path)
+
+
+def export(turns: list, turn: int):
+    """(title html, markdown, bibtex, .md download update, .csv download update) for one
+    answer of the chat; the CSV only for a table."""
+    hidden = gr.update(visible=False, value=None)
+    if not 0 <= turn < len(turns):
+        return layout.EXPORT_HINT, "", "", hidden, hidden
+    a = turns[turn].answer
+    path = _saved(render.export_file_text(a), "answer.md")
+    csv = (gr.update(visible=True, value=_saved(render.export_csv(a), "table.csv"))
+           if a.table is not None and a.table.rows else hidden)
     title = (f'<div class="rag-hint">Answer to \u201c{markup.esc(a.question)}\u201d'
              f'{"" if a.citations else " (no references: it abstained)"}</div>')
     return (title, render.export_markdown(a), render.export_bibtex(a),
-            gr.update(visible=True, value=str(path)))
+            gr.update(visible=True, value=path), csv)
 
 
 # -- settings --------------------------------------------------------------------------------

@@ -59,11 +59,23 @@ def answer_to_markdown(answer: Answer) -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
+def papers_of(answer: Answer) -> list:
+    """The papers an answer is about, once each, in order: a table's rows, else the cited
+    papers (an answer's, a list's, a person's)."""
+    passages = answer.passages if answer.table is not None else [c.passage for c in
+                                                                  answer.citations]
+    return list({p.paper_id: p for p in passages}.values())
+
+
 def answer_to_bibtex(answer: Answer) -> str:
-    """BibTeX-like entries (title, authors, URL) for the cited papers."""
+    """BibTeX entries for the papers of any answer (`papers_of`), from the corpus metadata."""
+    return papers_bibtex(papers_of(answer))
+
+
+def papers_bibtex(papers) -> str:
+    """BibTeX entries (title, authors, booktitle, year, URL) for passages' papers."""
     entries = []
-    for c in answer.citations:
-        p = c.passage
+    for p in papers:
         key = p.paper_id.replace("icml2024-poster-", "icml2024_")
         authors = " and ".join(a.strip() for a in p.authors.split(",") if a.strip())
         fields = [f"  title = {{{p.title}}}"]

@@ -155,8 +155,11 @@ def _export_panel(ui) -> None:
                                    lines=8, wrap_lines=True, elem_id="rag-export-md")
             ui.export_bib = gr.Code(label="BibTeX", interactive=False, lines=8,
                                     wrap_lines=True, elem_id="rag-export-bib")
-        ui.export_file = gr.DownloadButton("Download .md", size="sm", visible=False,
-                                           elem_id="rag-export-file")
+        with gr.Row():
+            ui.export_file = gr.DownloadButton("Download .md", size="sm", visible=False,
+                                               elem_id="rag-export-file")
+            ui.export_csv = gr.DownloadButton("Download table .csv", size="sm", visible=False,
+                                              elem_id="rag-export-csv")
 
 
 def _corpus_tab(ui) -> None:

@@ -24,6 +24,7 @@ from rag.settings import Settings
 from rag.types import PaperMap
 
 from . import corpus_view, markup, render
+from .export import papers_of
 
 PALETTE = qualitative.Dark24 + qualitative.Alphabet + qualitative.Light24
 MATCH_COLOR, CITED_COLOR, UPLOAD_COLOR = "#f59e0b", "#dc2626", "#111827"
@@ -93,11 +94,12 @@ def figure(pmap: PaperMap, matches: set[str] = frozenset(), cited: Sequence[str]
 
 
 def cited_papers(turns: Sequence, turn: int | None = None) -> list[str]:
-    """The paper ids an answer of the chat cited (the last answer's when `turn` is None)."""
+    """The paper ids of an answer of the chat (the last answer's when `turn` is None): those
+    it cited, or a table's rows (`export.papers_of`)."""
     if not turns:
         return []
     t = turns[-1] if turn is None else (turns[turn] if 0 <= turn < len(turns) else None)
-    return [] if t is None else list(dict.fromkeys(c.paper_id for c in t.answer.citations))
+    return [] if t is None else [p.paper_id for p in papers_of(t.answer)]
 
 
 def matching(settings: Settings, query: str) -> set[str]:

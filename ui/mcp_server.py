@@ -7,18 +7,21 @@ Tools, each with typed inputs and a typed structured result beside a readable te
 - `get_paper(paper_id)`: the whole abstract and its metadata (also the resource paper://{id});
 - `papers_by_author(name)`: the author index, as `rag ask "papers by ..."` reads it, with the
   candidates of an ambiguous name;
-- `similar_papers(paper_id, k?)`: the nearest papers by whole-abstract embedding.
+- `similar_papers(paper_id, k?)`: the nearest papers by whole-abstract embedding;
+- `compare_papers(topic, columns, paper_ids?)`: a table across papers, each cell the value its
+  abstract states with the quoted sentence, or "not stated" (`rag.table`);
+- `bibtex(paper_ids)`: BibTeX entries for papers, from the corpus metadata.
 A `RagError` comes back as a tool error whose text is the CLI's one line (`rag: error: ...`);
 nothing else of a failure reaches the client. Transports: stdio (`rag mcp`) and streamable
 HTTP (`rag mcp --http`, at /mcp, under `rag serve`'s login rule: asgi.py).
 
-It is the only module that imports `mcp` (and pydantic, for the result types).
+It is the only module that imports `mcp`; the result types (pydantic) are in mcp_results.py.
 """
 
 from __future__ import annotations
 
 import functools
-from typing import Annotated, Any, Callable, Literal
+from typing import Annotated, Any, Callable
 
 from mcp import Client
 from mcp.server.mcpserver import MCPServer
@@ -32,110 +35,20 @@ from rag.answer.person import no_paper_by, several_match
 from rag.errors import InputError, PaperNotFoundError, RagError
 from rag.retrieve.catalog import catalog
 from rag.settings import Settings
-from rag.types import Answer, Paper
+from rag.types import Answer, Paper, Passage
 
-from .export import answer_with_references
+from .export import answer_with_references, papers_bibtex
+from .mcp_results import (AskResult, AuthorResult, BibResult, Candidate, Match, PaperBrief,
+                          PaperHit, PaperOut, PastTurn, SearchResult, SimilarPaper, SimilarResult,
+                          TableResult)
 
 NAME = "icml-rag"
 INSTRUCTIONS = ("Cited answers from the ICML 2024 paper abstracts. `ask` answers a question "
                 "with numbered citations quoting the abstracts, or says the abstracts do not "
-                "answer it; the other tools find papers, read one, list a person's papers and "
-                "find papers like one.")
+                "answer it; `compare_papers` makes a table across papers, every cell cited or "
+                "\"not stated\"; the other tools find papers, read one, list a person's papers, "
+                "find papers like one and give BibTeX.")
 MAX_K = 50
-
-
-class Turn(BaseModel):
-    question: str = Field(description="an earlier question")
-    answer: str = Field("", description="the answer it got")
-
-
-class CitationOut(BaseModel):
-    n: int = Field(description="the [n] marker in the answer")
-    paper_id: str
-    title: str
-    url: str
-    quote: str = Field(description="the sentence(s) of the abstract the claim rests on; empty "
-                                   "for a not_stated answer, which cites the paper unquoted")
-    text: str = Field(description="the cited passage")
-
-
-class AskResult(BaseModel):
-    question: str
-    answer: str = Field(description="the answer text with its [n] citation markers")
-    outcome: Literal["answered", "not_stated", "cannot_answer"]
-    decision: Literal["answered", "not_stated", "cannot_answer", "list", "person"] = Field(
-        description="what kind of answer: the outcome's three, or a list of papers, or a "
-                    "person's papers")
-    abstained: bool
-    citations: list[CitationOut]
-    notices: list[str] = Field(description="fallbacks and truncations the user should see")
-    query: str = Field(description="what was searched (a follow-up's standalone form)")
-    generator: str
-
-
-class Match(BaseModel):
-    text: str
-    score: float
-    chunk_id: str
-
-
-class PaperHit(BaseModel):
-    rank: int
-    paper_id: str
-    title: str
-    authors: str
-    url: str
-    score: float = Field(description="the best matching passage's retrieval score")
-    passages: list[Match]
-
-
-class SearchResult(BaseModel):
-    query: str
-    author: str | None = None
-    papers: list[PaperHit]
-
-
-class PaperOut(BaseModel):
-    paper_id: str
-    title: str
-    authors: str
-    url: str
-    abstract: str
-    source: str
-
-
-class PaperBrief(BaseModel):
-    paper_id: str
-    title: str
-    authors: str
-    url: str
-
-
-class Candidate(BaseModel):
-    name: str
-    papers: int
-
-
-class AuthorResult(BaseModel):
-    name: str
-    status: Literal["found", "ambiguous", "missing"]
-    authors: list[Candidate] = Field(description="the one author found, or the candidates of "
-                                                 "an ambiguous name, most papers first")
-    papers: list[PaperBrief] = Field(description="the found author's papers")
-    answer: str = Field(description="what `rag ask \"papers by <name>\"` answers")
-
-
-class SimilarPaper(BaseModel):
-    paper_id: str
-    title: str
-    authors: str
-    url: str
-    score: float = Field(description="cosine of the two whole-abstract vectors")
-
-
-class SimilarResult(BaseModel):
-    paper_id: str
-    papers: list[SimilarPaper]
 
 
 class _Server(MCPServer):
@@ -207,7 +120,7 @@ def build_server(settings: Settings | None = None) -> MCPServer:
     @server.tool()
     @_one_line_errors
     def ask(question: Annotated[str, Field(description="a question about ICML 2024 papers")],
-            history: Annotated[list[Turn] | None, Field(description="earlier turns of this "
+            history: Annotated[list[PastTurn] | None, Field(description="earlier turns of this "
                                "conversation, oldest first, for follow-up questions")] = None,
             ) -> Annotated[CallToolResult, AskResult]:
         """Answer a question from the ICML 2024 abstracts, with numbered citations that quote
@@ -308,6 +221,41 @@ def build_server(settings: Settings | None = None) -> MCPServer:
         text = "\n".join(f"{i}. {s.title} ({s.paper_id}, cosine {s.score:.3f})"
                          for i, s in enumerate(out.papers, 1))
         return _result(text or "No other paper in the index.", out)
+
+    @server.tool()
+    @_one_line_errors
+    def compare_papers(
+            topic: Annotated[str, Field(description="the papers' topic, e.g. 'KV cache "
+                                                    "compression' (rows: its papers)")],
+            columns: Annotated[list[str], Field(description="the attributes to compare, e.g. "
+                                                            "['benchmark', 'memory reduction']")],
+            paper_ids: Annotated[list[str] | None, Field(description="rows by paper id, "
+                                                                     "instead of the topic's "
+                                                                     "papers")] = None,
+    ) -> Annotated[CallToolResult, TableResult]:
+        """A table across papers: each cell is the value the paper's abstract states, with the
+        sentence it comes from as its citation, or "not stated" where it states none."""
+        answer = rag.table(topic, columns, paper_ids=paper_ids or (), settings=settings)
+        view = answer.to_dict()
+        out = TableResult.model_validate({**view["table"], "citations": view["citations"],
+                                          "markdown": answer.text})
+        text = answer.text if answer.table.rows else f"No paper on {topic} in this corpus."
+        return _result(text, out)
+
+    @server.tool()
+    @_one_line_errors
+    def bibtex(paper_ids: Annotated[list[str], Field(description="paper ids, as search_papers "
+                                                                 "returns them")]
+               ) -> Annotated[CallToolResult, BibResult]:
+        """BibTeX entries for papers, from the corpus metadata (title, authors, ICML 2024)."""
+        found, missing = [], []
+        for pid in dict.fromkeys(paper_ids):
+            p = factory.index(settings).paper(pid)
+            (found if p else missing).append(p or pid)
+        text = papers_bibtex([Passage(chunk_id=p.id, paper_id=p.id, title=p.title, text="",
+                                      score=0.0, authors=p.authors, url=p.url) for p in found])
+        out = BibResult(bibtex=text, missing=missing)
+        return _result(text or "No such paper in the index.", out)
 
     @server.resource("paper://{paper_id}", name="paper", mime_type="text/markdown",
                      description="One paper: its title, authors, link and whole abstract.")

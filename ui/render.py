@@ -13,6 +13,7 @@ from typing import Iterable, Sequence
 
 from rag.answer.prompts import CANNOT_ANSWER
 from .export import answer_to_bibtex, answer_to_markdown
+from rag.answer.table import table_csv
 from rag.types import Answer, Paper, Passage
 
 from .markup import blocks, esc, highlighted, inline
@@ -98,12 +99,44 @@ def answer_html(answer: Answer, turn: int) -> str:
                 + (f'<p class="rag-abstain-sub">{sub}</p>' if sub else '') +
                 f'{notices_html(answer.notices)}{suggestions_html(answer, turn)}'
                 f'{meta_html(answer, turn)}</div>')
+    if answer.table is not None:
+        return (f'<div class="rag-answer rag-table-answer">{table_html(answer, turn)}'
+                f'{notices_html(answer.notices)}{sources_html(answer, turn)}'
+                f'{meta_html(answer, turn)}</div>')
     titles = {c.n: c.passage.title for c in answer.citations}
     unsupported = [s.text for s in answer.sentences if s.unbacked]
     body = blocks(answer.text, lambda n: cite_link(turn, n, titles.get(n, "")), unsupported)
     return (f'<div class="rag-answer"><div class="rag-text">{body}</div>'
             f'{notices_html(answer.notices)}{sources_html(answer, turn)}'
             f'{meta_html(answer, turn)}</div>')
+
+
+def table_html(answer: Answer, turn: int) -> str:
+    """A table answer: its line, then an HTML table whose stated cells carry their citation
+    link, the quoted sentence showing on hover (`title`); "not stated" cells are greyed."""
+    table = answer.table
+    assert table is not None
+    lead = answer.text.split("\n\n", 1)[0]
+    head = "".join(f"<th>{esc(c)}</th>" for c in ("Paper", *table.columns))
+    rows = []
+    for row in table.rows:
+        title = (f'<a href="{esc(row.url)}" target="_blank" rel="noopener">{inline(row.title)}</a>'
+                 if row.url else inline(row.title))
+        cells = [f'<td class="rag-cell-title">{title}</td>']
+        for col in table.columns:
+            cell = row.cells[col]
+            if cell.stated:
+                quote = esc(cell.quote or "")
+                cells.append(f'<td class="rag-cell" title="{quote}"><span class="rag-cell-value">'
+                             f'{inline(cell.value or "")}</span> '
+                             f'{cite_link(turn, cell.citation or 0, cell.quote or "")}'
+                             f'<span class="rag-cell-quote">\u201c{quote}\u201d</span></td>')
+            else:
+                cells.append('<td class="rag-cell rag-cell-missing">not stated</td>')
+        rows.append(f"<tr>{''.join(cells)}</tr>")
+    return (f'<p class="rag-text">{inline(lead)}</p><div class="rag-table-wrap">'
+            f'<table class="rag-table"><thead><tr>{head}</tr></thead>'
+            f'<tbody>{"".join(rows)}</tbody></table></div>')
 
 
 def error_html(message: str, title: str = "Couldn\u2019t answer that") -> str:
@@ -227,6 +260,11 @@ def export_markdown(answer: Answer) -> str:
         out += ["", "**Quoted**", ""]
         out += [f"[{c.n}] \u201c{c.quote}\u201d" for c in answer.citations if c.quote]
     return "\n".join(out) + "\n"
+
+
+def export_csv(answer: Answer) -> str:
+    """A table answer's table as CSV (values and their quotes); empty for another answer."""
+    return table_csv(answer.table) if answer.table is not None else ""
 
 
 def export_bibtex(answer: Answer) -> str:

@@ -103,3 +103,18 @@ def second_opinion(verdict: Verdict, yes: float | None, combo: Combination) -> V
     p = combo.logistic.probability(features(verdict.answerable, yes))
     decision = ANSWER if p >= combo.threshold else after_no(verdict.found, verdict.signals)
     return replace(verdict, decision=decision, answerable=p, llm_yes=yes)
+
+
+def consult(backend, turn, shown) -> Verdict | None:
+    """The turn's verdict revised by the language model's P(YES), when the model has a fitted
+    combination; None when it has none or fails (writing meets the same failure and says why).
+    `backend` makes the model (the engine's, on first use)."""
+    try:
+        gen = backend()
+        combo = combination_for(gen.model)
+        if combo is None:
+            return None
+        yes = gen.verdict(turn.question, shown, turn.history, idf=turn.idf)
+    except Exception:  # noqa: BLE001 - see the docstring
+        return None
+    return second_opinion(turn.verdict, yes, combo)

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import ConfigError
+from ..types import Turn
 from .signals import FEATURES, READER_FEATURE, Signals
 
 MODEL_FILE = Path(__file__).with_name("answerability.json")  # the gate of reader=rules
@@ -132,3 +133,15 @@ def after_no(p_found: float, signals: Signals, model: GateModel | None = None) -
     """NOT_STATED when the paper asked about was found and is named, else ABSTAIN."""
     model = model or load_model()
     return NOT_STATED if p_found >= model.found_threshold and named(signals) else ABSTAIN
+
+
+def keep_referent(turn: Turn) -> None:
+    """A follow-up about one paper (`answer/rewrite.py`) is answered from that paper alone: the
+    others leave the turn once the gate has judged them all (its signals compare the paper with
+    the rest), and an abstention becomes "not stated" about it, since the conversation names it
+    (what `answerability.named` asks of the question itself)."""
+    keep = [i for i, p in enumerate(turn.passages) if p.paper_id == turn.route.referent]
+    turn.passages = [turn.passages[i] for i in keep]
+    turn.whole = [turn.whole[i] for i in keep] if turn.whole else turn.whole
+    if turn.decision == ABSTAIN and turn.passages:
+        turn.decision = NOT_STATED

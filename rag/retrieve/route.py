@@ -5,6 +5,10 @@ the retrieval (`search.py`), the gate and the writer all read the `Route`.
 `understand(question)` -> `Intent(kind, query, ...)`, pure functions on the words, no index:
 - "person":  papers of a named author ("papers by X", "what did X present?", "X's work on Y",
              "Which papers did X publish at ICML 2024?"); `person` and `topic` are filled;
+- "table":   a table across papers: "Compare the papers on X by A and B", "X methods in terms
+             of A", "a table of X papers with A, B", "Which X papers report the largest A?";
+             `query` is the topic, `columns` the asked attributes ("by X" names a column here,
+             never an author);
 - "compare": two named things set against each other ("how does X differ from Y?", "X vs Y");
              `named` holds both, as written;
 - "list":    several papers ("which papers...", "best/recent/any work on...", "papers
@@ -36,11 +40,12 @@ import dataclasses
 import re
 from dataclasses import dataclass
 
-from ..lexicon import NAME_OPENERS, NOT_NAME
+from ..lexicon import (COLUMN_CONNECTORS, NAME_OPENERS, NOT_NAME, PAPER_NOUNS, REPORT_VERBS,
+                       SUPERLATIVES, TABLE_MAKERS, TABLE_VERBS, TABLE_WITH)
 from .authors import AuthorMatch
 from .catalog import Catalog
 
-KINDS = ("person", "compare", "list", "fact")
+KINDS = ("person", "table", "compare", "list", "fact")
 MAX_NAME_WORDS = 8  # a side of a comparison is a paper's name, not a clause
 
 
@@ -53,6 +58,7 @@ class Intent:
     named: tuple[str, ...] = ()  # "compare": the two things compared, as written
     strong: bool = False  # "person": the wording leaves no doubt that a person is meant
     describe: bool = False  # asks what a paper is about as a whole ("what is X about?")
+    columns: tuple[str, ...] = ()  # "table": the attributes asked of each paper, as written
 
 
 _I = re.I
@@ -209,8 +215,53 @@ def is_list(question: str) -> bool:
     return any(p.search(text) for p in _LIST)
 
 
+def _alt(words) -> str:
+    return "|".join(re.escape(w).replace(r"\ ", r"\s+") for w in sorted(words, key=len,
+                                                                          reverse=True))
+
+
+_NOUNS = rf"(?:{_alt(PAPER_NOUNS)})"
+_TABLE = (
+    # "Compare the papers on X by A and B", "Compare X methods in terms of A"
+    re.compile(rf"^(?:please\s+)?(?:{_alt(TABLE_VERBS)})\s+(?:the\s+|all\s+)?(?:{_NOUNS}\s+"
+               rf"(?:on|about|for|in)\s+)?(?P<topic>.+?)(?:\s+{_NOUNS})?\s+"
+               rf"(?:{_alt(COLUMN_CONNECTORS)})\s+(?P<columns>.+?)\s*[?.!]*$", re.I),
+    # "Make a table of the X papers with A, B"
+    re.compile(rf"^(?:please\s+)?(?:{_alt(TABLE_MAKERS)})\s+(?:me\s+)?(?:a\s+)?table\s+"
+               rf"(?:of|for|on|about|comparing)\s+(?:the\s+)?(?:{_NOUNS}\s+(?:on|about)\s+)?"
+               rf"(?P<topic>.+?)(?:\s+{_NOUNS})?\s+(?:{_alt(TABLE_WITH)})\s*:?\s+"
+               rf"(?P<columns>.+?)\s*[?.!]*$", re.I),
+    # "Which KV cache compression papers report the largest memory reduction?"
+    re.compile(rf"^(?:which|what)\s+(?P<topic>.+?)\s+{_NOUNS}\s+(?:{_alt(REPORT_VERBS)})\s+"
+               rf"(?:the\s+)?(?:{_alt(SUPERLATIVES)})\s+(?P<columns>.+?)\s*[?.!]*$", re.I),
+)
+_COLUMN_SPLIT = re.compile(r"\s*(?:,|;|&|\band\b|\bor\b|/)\s*", re.I)
+
+
+def table_request(question: str) -> tuple[str, tuple[str, ...]] | None:
+    """(topic, columns) when the question asks for a table across papers, else None.
+    Example: "Compare the machine unlearning papers by benchmark and forgetting quality" ->
+    ("machine unlearning", ("benchmark", "forgetting quality"))."""
+    q = " ".join(question.split())
+    for pattern in _TABLE:
+        m = pattern.match(q)
+        if m:
+            topic = without_conference(m.group("topic")).strip(" ,:")
+            topic = re.sub(rf"^(?:the|all)\s+|^{_NOUNS}\s+(?:on|about)\s+", "", topic,
+                           flags=re.I).strip()
+            columns = tuple(dict.fromkeys(
+                c.strip(" .").removeprefix("the ").strip()
+                for c in _COLUMN_SPLIT.split(m.group("columns")) if c.strip(" .")))
+            if topic and columns and all(len(c.split()) <= 5 for c in columns):
+                return topic, columns
+    return None
+
+
 def understand(question: str) -> Intent:
     """The kind of the question and the query to search (module doc)."""
+    table = table_request(question)
+    if table:  # "by X" after a topic names a column, never an author
+        return Intent("table", table[0], columns=table[1])
     describe = bool(_DESCRIBE.search(question))
     person = person_in(question)
     if person:
@@ -244,7 +295,8 @@ class Route:
 
     @property
     def writer(self) -> str:
-        """Who writes the answer: "person" (the author index), "list", "compare" or "fact"."""
+        """Who writes the answer: "person" (the author index), "table", "list", "compare" or
+        "fact"."""
         return self.kind
 
     @property
@@ -264,10 +316,18 @@ class Route:
         return f"author: {name}" + (f" \u00b7 {topic}" if topic else "")
 
 
+def table_route(topic: str, columns: tuple[str, ...], paper_ids: tuple[str, ...] = ()) -> Route:
+    """The route of a table asked for directly (`rag.table`): its rows are `paper_ids` when
+    given, else the topic's papers."""
+    return Route(Intent("table", topic, columns=tuple(columns)), pinned=tuple(paper_ids))
+
+
 def route(question: str, query: str, cat: Catalog, referent: str = "") -> Route:
     """The route of `question`; `query` is its standalone form (a rewritten follow-up);
     `referent` the paper a follow-up is about, kept when the route is a fact question."""
     intent = understand(question)
+    if intent.kind == "table":  # the papers of its topic, each asked the columns
+        return Route(intent)
     if query != question:  # a follow-up: search the rewrite, keep this question's kind
         intent = dataclasses.replace(intent, query=understand(query).query)
     if intent.kind == "list" and 2 <= len(intent.query.split()) <= 4 and \

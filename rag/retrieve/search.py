@@ -4,6 +4,7 @@
            for "X's work on Y"), or none at all;
 - compare: the two papers the question names by title, one passage each;
 - list:    up to `LIST_POOL` passages for the topic alone, those above the relevance floor;
+- table:   a list's papers for its topic, or the papers given by id (`rag.table`);
 - fact:    the usual top `k`, with a paper the question names by title moved to rank 1.
 
 Example: search(Route(fact, pinned=("<Genie's id>",)), ...) -> [Genie's passage, ...].
@@ -38,10 +39,10 @@ def search(route: Route, retriever: "Retriever", snap: "Snapshot", cat: Catalog,
     intent, query = route.intent, route.intent.query
     if route.author is not None:
         return _person(route, cat, retriever, idf)
-    if intent.kind == "compare":
+    if intent.kind == "compare" or (intent.kind == "table" and route.pinned):
         passages = [_passage(pid, cat, retriever, query) for pid in route.pinned]
         return [p for p in passages if p]
-    if intent.kind == "list":
+    if intent.kind in ("list", "table"):
         passages = retriever.retrieve(query, max(settings.k, LIST_POOL), settings.max_per_paper,
                                       snap=snap)
         return _ranked([p for p in passages if p.scores.get("dense", 0.0) >= LIST_DENSE

@@ -83,11 +83,16 @@ class ModelScorer:
         self.model = reader_model()
 
     def score(self, question: str, passages: list[Passage]) -> list[list[float]]:
-        out = []
+        texts, sizes = [], []  # every sentence of every passage, read in one batch
         for passage in passages:
             sents = [t for _, _, t in passage.sentence_texts()]
-            texts = [pair_text(passage.title, sents, i) for i in range(len(sents))]
-            out.append([float(x) for x in self.model.score(question, texts)])
+            texts += [pair_text(passage.title, sents, i) for i in range(len(sents))]
+            sizes.append(len(sents))
+        flat = [float(x) for x in self.model.score(question, texts)]
+        out, at = [], 0
+        for n in sizes:
+            out.append(flat[at : at + n])
+            at += n
         return out
 
 
