@@ -11,7 +11,7 @@ RAG     := $(VENV)/bin/rag
 export GRADIO_ANALYTICS_ENABLED = False
 export HF_HUB_OFFLINE = 1
 
-.PHONY: install install-test install-server install-local chromium run run-local test bench load eval audit clean
+.PHONY: install install-test install-server install-local chromium run run-local test test-fast bench load eval audit clean
 
 $(VENV)/.core: pyproject.toml requirements.lock
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -64,6 +64,11 @@ run-local: install install-local
 
 test: install-test install-server install-local chromium
 	$(PY) -m pytest $(PYTEST_ARGS)
+
+# The inner loop (a few minutes): everything but the tests marked slow, browser, server or
+# local_llm (pyproject.toml lists the markers).
+test-fast: install-test
+	$(PY) -m pytest -m "not slow and not browser and not server and not local_llm" $(PYTEST_ARGS)
 
 bench: install-test
 	$(PY) -m rag.bench.run $(BENCH_ARGS)

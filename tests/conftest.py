@@ -81,11 +81,18 @@ def full_settings(full_home):
     return Settings.load(home=str(full_home), env={}, corpus="icml2024")
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def seed_settings(seed_home):
+    """Settings on the session's seed index (immutable, so shared by every test)."""
     from rag.settings import Settings
 
     return Settings.load(home=str(seed_home), env={}, corpus="seeds")
+
+
+@pytest.fixture(scope="session")
+def settings(seed_settings):
+    """The settings most tests ask with: the seed index's (a module may define its own)."""
+    return seed_settings
 
 
 def _link_or_copy(source: str, target: str) -> None:
@@ -98,6 +105,15 @@ def _link_or_copy(source: str, target: str) -> None:
         except OSError:
             pass
     shutil.copy2(source, target)
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on now (for a test's server)."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 def stop(proc: subprocess.Popen) -> None:

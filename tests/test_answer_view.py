@@ -22,11 +22,6 @@ QUESTION = "Which kernels avoid mean reversion in Gaussian process regression?"
 NOT_STATED = "How long does training DiffAug take?"
 
 
-@pytest.fixture(scope="module")
-def settings(seed_home) -> Settings:
-    return Settings.load(home=str(seed_home), env={}, corpus="seeds")
-
-
 def through_cli(question: str, capsys) -> dict:
     assert cli.main(["ask", "--json", question]) == 0
     return json.loads(capsys.readouterr().out)

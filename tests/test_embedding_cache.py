@@ -67,6 +67,7 @@ def test_the_indexed_text_is_the_title_then_the_chunk():
     assert schema.indexed_text("", "Only text.") == "Only text."
 
 
+@pytest.mark.slow
 def test_the_cache_holds_every_chunk_of_both_builtin_corpora_and_nothing_else(cache, wanted):
     assert cache.embedder == MINILM and cache.dim == 384 and cache.vectors.dtype == np.float32
     assert set(cache.keys) == set(wanted) and len(wanted) >= 4351

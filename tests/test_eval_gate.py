@@ -32,6 +32,7 @@ def test_the_seed_set_meets_the_committed_thresholds(seed_settings):
     assert not failures, "\n".join(failures)
 
 
+@pytest.mark.slow
 def test_the_held_out_test_split_meets_its_thresholds_on_the_full_corpus(full_settings):
     """The question bank's test split (never used for fitting) on the whole ICML 2024 corpus,
     indexed from the shipped embedding cache."""

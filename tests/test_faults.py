@@ -24,6 +24,8 @@ import pytest
 
 from conftest import ROOT
 
+pytestmark = pytest.mark.slow  # processes, servers, crashes: `make test-fast` leaves these out
+
 ICML = ROOT / "seeds" / "icml2024.jsonl"
 
 

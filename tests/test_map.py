@@ -100,6 +100,7 @@ def test_rag_map_writes_a_png_with_the_labels(seed_home, monkeypatch, tmp_path, 
     assert "90 papers" in line and "clusters" in line and str(out) in line
 
 
+@pytest.mark.slow
 def test_the_conference_map_keeps_more_than_40_percent_of_neighbourhoods(full_settings):
     """The quality figure of docs/map.md on the 2,634 papers: 0.42 measured, against 0.004 for
     a random layout. The issue's goal was 0.5: no setting of openTSNE, UMAP or PaCMAP tried

@@ -15,9 +15,9 @@ import pytest
 from mcp import Client, ClientSession, StdioServerParameters, stdio_client
 
 import rag
+from conftest import free_port
 from rag.retrieve.catalog import catalog
 from rag import factory
-from rag.settings import Settings
 from rag.ui.mcp_server import build_server
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -25,11 +25,6 @@ QUESTION = "Which kernels avoid mean reversion in Gaussian process regression?"
 GP_PAPER = "icml2024-poster-34936"
 TOOLS = {"ask", "search_papers", "get_paper", "papers_by_author", "similar_papers",
          "compare_papers", "bibtex"}
-
-
-@pytest.fixture(scope="module")
-def settings(seed_home) -> Settings:
-    return Settings.load(home=str(seed_home), env={}, corpus="seeds")
 
 
 @pytest.fixture(scope="module")
@@ -265,12 +260,6 @@ def test_rag_mcp_over_stdio_lists_tools_and_answers(copy_of_seed_home, tmp_path)
     assert got["citations"][0]["paper_id"] == GP_PAPER and got["citations"][0]["quote"]
 
 
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def test_rag_mcp_http_needs_the_login_when_one_is_set(copy_of_seed_home, tmp_path):

@@ -74,6 +74,7 @@ def _random_case(rng: random.Random):
     return ranked, gold
 
 
+@pytest.mark.slow
 def test_every_metric_agrees_with_ranx_on_200_random_queries():
     ranx = pytest.importorskip("ranx")
     rng = random.Random(7)

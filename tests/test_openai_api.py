@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -18,7 +17,7 @@ import openai
 import pytest
 
 import rag
-from conftest import copy_home, stop
+from conftest import copy_home, free_port, stop
 from rag.settings import Settings
 from rag.ui.availability import generator_status
 
@@ -30,10 +29,6 @@ COOKIES = "What is the best recipe for chocolate chip cookies?"
 pytestmark = pytest.mark.server
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def start_serve(home: Path, log: Path, *extra: str) -> tuple[subprocess.Popen, str]:

@@ -35,6 +35,7 @@ def test_the_manifest_says_where_the_model_came_from(manifest):
     assert {"twin_auroc", "near_miss_auroc"} <= set(manifest["dev"])
 
 
+@pytest.mark.slow
 def test_the_committed_weights_give_the_committed_dev_figures(model, manifest):
     from rag.eval.reader.figures import figures
 

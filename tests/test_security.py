@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 import rag
-from conftest import ROOT
+from conftest import ROOT, free_port
 from fault_server import FaultServer
 from rag.settings import Settings
 
@@ -33,10 +33,6 @@ def key(monkeypatch) -> str:
     return value
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def refused_url() -> str:
@@ -94,6 +90,7 @@ def test_answers_and_logs_never_hold_the_key(key, seed_settings, caplog, capfd, 
     assert not files_with(key, Path(seed_settings.home))
 
 
+@pytest.mark.slow
 def test_the_cli_never_prints_the_key(key, copy_of_seed_home, tmp_path):
     with FaultServer(default="401") as server:
         text = run_rag(copy_of_seed_home, "ask", QUESTION, OPENAI_BASE_URL=server.url)
@@ -124,6 +121,7 @@ def test_a_key_put_in_the_config_file_is_refused_without_echoing_it(key, tmp_pat
     assert not leaks(key, repr(Settings.load(env=dict(os.environ))))
 
 
+@pytest.mark.slow
 def test_saved_eval_results_never_hold_the_key(key, seed_home, tmp_path):
     out = tmp_path / "results"
     proc = run_rag(seed_home, "eval", "--dataset", "seeds", "--limit", "3", "--no-baselines",
@@ -135,6 +133,7 @@ def test_saved_eval_results_never_hold_the_key(key, seed_home, tmp_path):
     assert not files_with(key, out)
 
 
+@pytest.mark.slow
 @pytest.mark.server
 def test_rag_serve_listens_on_127_0_0_1_and_its_logs_and_api_never_hold_the_key(
         key, copy_of_seed_home):

@@ -29,6 +29,8 @@ from rag.settings import Settings
 from rag.ui.cli import main
 from chroma_server import chroma_server_fixture
 
+pytestmark = pytest.mark.slow  # processes, servers, crashes: `make test-fast` leaves these out
+
 NOTE = ("# Lattice origami for protein folding\n\n"
         "We introduce lattice origami, a method that folds protein chains on a hexagonal "
         "lattice in $\\mathbb{R}^3$ using origami moves. Lattice origami finds native folds "

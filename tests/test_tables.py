@@ -30,11 +30,6 @@ COLUMNS = ["benchmark", "number of questions"]
 
 
 @pytest.fixture(scope="module")
-def settings(seed_home) -> Settings:
-    return Settings.load(home=str(seed_home), env={}, corpus="seeds")
-
-
-@pytest.fixture(scope="module")
 def given(settings):
     """A table of two papers given by id: WMDP (a benchmark of 3,668 questions) and the GP
     paper (no benchmark)."""

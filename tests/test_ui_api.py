@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import threading
@@ -17,7 +16,7 @@ from pathlib import Path
 import pytest
 
 import rag
-from conftest import stop
+from conftest import free_port, stop
 from rag.errors import ConfigError
 from rag.settings import Settings
 
@@ -25,10 +24,6 @@ ROOT = Path(__file__).resolve().parent.parent
 QUESTION = "Which kernels avoid mean reversion in Gaussian process regression?"
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def start(settings: Settings, logins=None):
@@ -296,6 +291,7 @@ def wait_up(proc: subprocess.Popen, url: str, log: Path, limit: float = 600) -> 
     raise AssertionError(f"rag serve did not come up:\n{log.read_text()}")
 
 
+@pytest.mark.slow
 @pytest.mark.server
 def test_rag_serve_builds_a_missing_index_then_reuses_it(tmp_path):
     from gradio_client import Client

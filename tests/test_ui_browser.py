@@ -10,13 +10,12 @@ against the pipeline rather than against hard-coded text.
 from __future__ import annotations
 
 import re
-import socket
 from pathlib import Path
 
 import pytest
 
 import rag
-from conftest import copy_home
+from conftest import copy_home, free_port
 from rag.answer.prompts import CANNOT_ANSWER
 from rag.settings import Settings
 
@@ -40,10 +39,6 @@ DOC = ("# Lattice origami for protein folding\n\n"
 DOC_TITLE = "Lattice origami for protein folding"
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
