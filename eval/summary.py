@@ -19,6 +19,7 @@ from typing import Any, Sequence
 
 from .metrics import mean
 from .metrics.abstention import abstention_scores
+from .metrics.intervals import interval, ratio_interval
 from .metrics.latency import stage_summary
 
 RETRIEVAL = ("recall@1", "recall@3", "recall@5", "recall@10", "recall@k", "hit@5", "hit@10",
@@ -74,6 +75,7 @@ def summarize(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
         near = [float(r["abstained"]) for r in with_answers if r["type"] == "near_miss"]
         if near:
             metrics["near_miss_abstention"], counts["near_miss_abstention"] = mean(near), len(near)
+        out["intervals"] = intervals(with_answers)
     latency = stage_summary([r["timings_ms"] for r in rows])
     out["latency_ms"] = latency
     for stage in ("retrieve", "total"):
@@ -85,6 +87,26 @@ def summarize(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
         metrics["list_noisy_gap"] = gap
     out["by_type"] = by_type(rows)
     return out
+
+
+def intervals(rows: Sequence[dict[str, Any]]) -> dict[str, tuple[float, float]]:
+    """95% bootstrap intervals (`metrics/intervals.py`) of the abstention and key-fact figures
+    of answered rows; twins get theirs where they are asked (twin_eval.py)."""
+    unanswerable = [float(r["abstained"]) for r in rows if not r["answerable"]]
+    answerable = [float(r["abstained"]) for r in rows if r["answerable"]]
+    key = [r["metrics"]["key_fact_recall"] for r in rows
+           if r["metrics"].get("key_fact_recall") is not None]
+    para = [r["metrics"]["key_fact_recall"] for r in rows if r["type"] == "paraphrase"
+            and r["metrics"].get("key_fact_recall") is not None]
+    found = {"abstention_recall": interval(unanswerable),
+             "false_abstention_rate": interval(answerable),
+             "abstention_precision": ratio_interval(
+                 [(float(r["abstained"] and not r["answerable"]), float(r["abstained"]))
+                  for r in rows]),
+             "near_miss_abstention": interval([float(r["abstained"]) for r in rows
+                                               if r["type"] == "near_miss"]),
+             "key_fact_recall": interval(key), "paraphrase_key_fact_recall": interval(para)}
+    return {k: v for k, v in found.items() if v is not None}
 
 
 def noisy_list_gap(rows: Sequence[dict[str, Any]]) -> float | None:

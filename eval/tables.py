@@ -3,6 +3,7 @@
     python -m rag.eval.tables fit               # choose the cell question template and gate on dev
     python -m rag.eval.tables cells --split test   # cells through rag.table(), on the index
     python -m rag.eval.tables lists --split test   # list recall/precision through rag.ask()
+    python -m rag.eval.tables fit-lists         # the list membership model: train, then dev
 
 `fit` reads the dev cells only: with the column questions (`rag.retrieve.cells`) it scores every
 sentence of every cell's abstract with the scorer `--reader`, for each weight of the rules'
@@ -128,6 +129,59 @@ def fit(reader: str) -> dict:
     return best
 
 
+def list_pools(split: str, settings) -> list[tuple[dict, list[tuple[str, list[float]]]]]:
+    """Each topic of the split with every candidate paper the list search judges, and its
+    features (`rag.retrieve.membership.candidates`, through the index's own snapshot)."""
+    from rag import factory
+    from rag.retrieve.catalog import catalog
+    from rag.retrieve.membership import candidates
+    from rag.retrieve.route import understand
+
+    index, retriever = factory.index(settings), factory.retriever(settings)
+    snap = index.snapshot()
+    cat, idf = catalog(index, snap), snap.idf()
+    out = []
+    for t in load(LISTS, split):
+        query = understand(t["question"]).query
+        found = candidates(query, retriever, snap, cat, idf, settings.max_per_paper)
+        out.append((t, [(pid, x) for pid, (_, x) in found.items()]))
+    return out
+
+
+def fit_lists(settings) -> dict:
+    """The membership model on the train topics, its threshold on dev: the best F1 of the
+    dev topics' mean recall and mean precision."""
+    from rag.eval.fit_answerability import fit_logistic
+    from rag.retrieve.answerability import Logistic
+    from rag.retrieve.membership import FEATURES, Membership
+
+    X, y = [], []
+    for t, pool in list_pools("train", settings):
+        for pid, x in pool:
+            X.append(x)
+            y.append(float(pid in t["relevant"]))
+    model = Logistic.from_dict(fit_logistic(np.asarray(X), np.asarray(y)))
+    dev = list_pools("dev", settings)
+    best = None
+    for threshold in np.arange(0.05, 0.96, 0.025):
+        m = Membership(model, float(threshold))
+        recalls, precisions = [], []
+        for t, pool in dev:
+            kept = {pid for pid, x in pool if m.probability(x) >= threshold}
+            relevant = set(t["relevant"])
+            recalls.append(len(kept & relevant) / len(relevant))
+            precisions.append(len(kept & relevant) / len(kept) if kept else 0.0)
+        r, p = float(np.mean(recalls)), float(np.mean(precisions))
+        f1 = 2 * r * p / (r + p) if r + p else 0.0
+        if best is None or f1 > best["dev_f1"]:
+            best = {"threshold": round(float(threshold), 3), "dev_recall": round(r, 4),
+                    "dev_precision": round(p, 4), "dev_f1": round(f1, 4)}
+    assert best is not None
+    return {"features": list(FEATURES), "model": model.to_dict(), **best,
+            "train_pairs": len(y), "train_relevant": int(sum(y)),
+            "fitted_on": "eval/datasets/lists train topics; threshold on dev"}
+
+
 def cells_report(split: str, settings) -> dict:
     """Every table of the split through `rag.table()` (its papers given by id), scored."""
     import rag
@@ -141,7 +195,7 @@ def cells_report(split: str, settings) -> dict:
         columns = sorted({c["column"] for c in group}, key=[c["column"] for c in group].index)
         ids = sorted({c["paper_id"] for c in group}, key=[c["paper_id"] for c in group].index)
         start = time.perf_counter()
-        table = rag.table(group[0]["topic"], columns, paper_ids=ids, settings=settings)
+        table = rag.table(group[0]["topic"], columns, paper_ids=ids, settings=settings).table
         seconds.append(time.perf_counter() - start)
         by_paper = {row.paper_id: row for row in table.rows}
         for cell in group:
@@ -195,6 +249,8 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("fit", help="choose the cell template and threshold on dev")
     p.add_argument("--reader", default="model")
+    p = sub.add_parser("fit-lists", help="fit the list membership model (train), threshold (dev)")
+    p.add_argument("--corpus", default="icml2024")
     for name in ("cells", "lists"):
         p = sub.add_parser(name)
         p.add_argument("--split", default="dev", choices=("train", "dev", "test"))
@@ -212,6 +268,14 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     from rag.settings import Settings
 
+    if args.command == "fit-lists":
+        from rag.retrieve.membership import MEMBERSHIP_FILE, membership
+
+        fitted = fit_lists(Settings.load(corpus=args.corpus))
+        MEMBERSHIP_FILE.write_text(json.dumps(fitted, indent=2) + "\n", encoding="utf-8")
+        membership.cache_clear()
+        print(json.dumps({k: v for k, v in fitted.items() if k != "model"}))
+        return 0
     settings = Settings.load(corpus=args.corpus, list_limit=args.list_limit)
     report = (cells_report if args.command == "cells" else lists_report)(args.split, settings)
     for key, value in report.items():

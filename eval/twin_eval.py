@@ -28,6 +28,7 @@ from rag.settings import Settings
 from .configs import Config
 from .datasets import Dataset, Question
 from .metrics import mean
+from .metrics.intervals import fmt, interval
 from .twins import corpus_lines, twin_id, twins_of
 
 # An answer that says the paper lacks the fact (an LLM may word it so without abstaining).
@@ -100,6 +101,8 @@ def run_twins(result, base: Settings, run, ensure_index, use_cache: bool = True,
         summary = result.summaries[config.name]
         summary["metrics"]["twin_abstention"] = mean(r["metrics"]["twin_caught"] for r in rows)
         summary["counts"]["twin_abstention"] = len(rows)
+        summary.setdefault("intervals", {})["twin_abstention"] = interval(
+            [r["metrics"]["twin_caught"] for r in rows])
         summary["twins"] = {
             "questions": len(rows), "caught": sum(caught(r) for r in rows),
             "caught_citing_paper": sum(caught(r) and r["paper"] in
@@ -132,7 +135,7 @@ def abstention_table(result) -> tuple[list[str], list[list[str]]]:
     base = result.meta.get("question_only", {}).get("figures", {})
     rows = []
     for name, s in result.summaries.items():
-        m, c = s["metrics"], s["counts"]
+        m, c, ci = s["metrics"], s["counts"], s.get("intervals", {})
         if "false_abstention_rate" not in m and "twin_abstention" not in m:
             continue
         a = s.get("abstention", {})
@@ -146,6 +149,14 @@ def abstention_table(result) -> tuple[list[str], list[list[str]]]:
                  a.get("answerable"))):
             if metric in m:
                 auroc = base.get(key, {}).get("auroc")
-                rows.append([name, label, str(n or ""), f"{m[metric]:.3f}",
+                rows.append([name, label, str(n or ""), fmt(m[metric], ci.get(metric)),
                              "–" if auroc is None else f"{auroc:.3f}"])
-    return ["configuration", "abstention on", "n", "rate", "question-only AUROC"], rows
+        para = s.get("by_type", {}).get("paraphrase", {})
+        for label, metric, value, n in (
+                ("key facts (all)", "key_fact_recall", m.get("key_fact_recall"),
+                 c.get("key_fact_recall")),
+                ("key facts (paraphrases)", "paraphrase_key_fact_recall",
+                 para.get("key_fact_recall"), para.get("n"))):
+            if value is not None:
+                rows.append([name, label, str(n or ""), fmt(value, ci.get(metric)), "–"])
+    return ["configuration", "figure", "n", "rate [95% CI]", "question-only AUROC"], rows

@@ -3,7 +3,8 @@
 - person:  the author index answers, not retrieval: the person's papers (those on the topic,
            for "X's work on Y"), or none at all;
 - compare: the two papers the question names by title, one passage each;
-- list:    up to `LIST_POOL` passages for the topic alone, those above the relevance floor;
+- list:    the papers that belong in the topic's list, judged paper by paper, likeliest first
+           (`membership.py`: the topic and each half of an "or" searched);
 - table:   a list's papers for its topic, or the papers given by id (`rag.table`);
 - fact:    the usual top `k`, with a paper the question names by title moved to rank 1.
 
@@ -18,18 +19,16 @@ import numpy as np
 
 from ..models.embedders import embed_query
 from ..settings import Settings
-from ..text import Idf, content_terms, coverage, term_weights
+from ..text import Idf
 from ..types import Passage
 from .catalog import Catalog
+from .membership import covers, members
 from .route import Route
 
 if TYPE_CHECKING:
     from ..index.snapshot import Snapshot
     from .retrievers import Retriever
 
-LIST_POOL = 40  # passages a list question retrieves, to count the relevant papers
-LIST_COVERAGE = 0.5  # IDF-weighted share of the topic's words a listed paper must contain
-LIST_DENSE = 0.55  # or the cosine that lists a paper whatever its words
 TOPIC_COVERAGE = 0.5  # IDF-weighted share of a person's topic words a paper must contain
 
 
@@ -43,24 +42,11 @@ def search(route: Route, retriever: "Retriever", snap: "Snapshot", cat: Catalog,
         passages = [_passage(pid, cat, retriever, query) for pid in route.pinned]
         return [p for p in passages if p]
     if intent.kind in ("list", "table"):
-        passages = retriever.retrieve(query, max(settings.k, LIST_POOL), settings.max_per_paper,
-                                      snap=snap)
-        return _ranked([p for p in passages if p.scores.get("dense", 0.0) >= LIST_DENSE
-                        or _covers(query, p.paper_id, cat, idf) >= LIST_COVERAGE])
+        return _ranked(members(query, retriever, snap, cat, idf, settings.max_per_paper))
     passages = retriever.retrieve(query, settings.k, settings.max_per_paper, snap=snap)
     if route.pinned:
         passages = _pin(passages, route.pinned[0], cat, retriever, query, settings.k)
     return passages
-
-
-def _covers(topic: str, paper_id: str, cat: Catalog, idf) -> float:
-    """IDF-weighted share of the topic's words in the paper's title and abstract; 0 when its
-    rarest word is missing ("machine unlearning" needs "unlearning", not just "machine")."""
-    text = f"{cat.titles_of.get(paper_id, '')}. {cat.text(paper_id)}"
-    weights = term_weights(topic, idf)
-    if weights and max(weights, key=lambda t: (weights[t], t)) not in content_terms(text):
-        return 0.0
-    return coverage(topic, text, idf)
 
 
 def _person(route: Route, cat: Catalog, retriever, idf: Idf) -> list[Passage]:
@@ -70,7 +56,7 @@ def _person(route: Route, cat: Catalog, retriever, idf: Idf) -> list[Passage]:
         return []
     papers = list(match.papers)
     if topic and papers:
-        cover = {pid: _covers(topic, pid, cat, idf) for pid in papers}
+        cover = {pid: covers(topic, pid, cat, idf) for pid in papers}
         papers = sorted((pid for pid in papers if cover[pid] >= TOPIC_COVERAGE),
                         key=lambda pid: -cover[pid])
     else:
