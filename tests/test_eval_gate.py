@@ -3,6 +3,7 @@ committed thresholds; plus the gate's rules, the grid, scoring, reports and the 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -39,6 +40,11 @@ def test_the_held_out_test_split_meets_its_thresholds_on_the_full_corpus(full_se
     from rag.eval.run import run
 
     dataset = load_dataset("icml2024-test")
+    # the questions its thresholds were set on; the ones added on the same papers (bank-w-*,
+    # issue 28) are reported by `rag eval --dataset icml2024-test`, with intervals
+    dataset = dataclasses.replace(dataset, questions=tuple(
+        q for q in dataset.questions if not q.id.startswith("bank-w-")))
+    assert len(dataset.questions) == 154
     (config,) = make_configs(full_settings, [{}], baselines=False)
     summary = run(dataset, [config], use_cache=False, progress=False).summaries[config.name]
     failures = gate.check(summary["metrics"], gate.load_thresholds("icml2024-test"))
