@@ -207,5 +207,6 @@ def load_dataset(name: str, corpus: str | None = None) -> Dataset:
             raise DatasetError(f"{name}: give the corpus its questions are about with --corpus")
         return Dataset(path.stem, corpus, load_questions(path))
     raise DatasetError(f"unknown dataset {name!r}: use seeds, icml2024, icml2024-train, "
-                       f"icml2024-dev, icml2024-test, scifact, or the path of a questions .jsonl "
+                       f"icml2024-dev, icml2024-test, scifact, cells-dev, cells-test, "
+                       f"lists-train, lists-dev, lists-test, or the path of a questions .jsonl "
                        f"file (with --corpus)")

@@ -3,6 +3,7 @@
     rag eval --dataset seeds
     rag eval --dataset scifact --grid retriever=bm25,dense,hybrid
     rag eval --dataset seeds --grid retriever=hybrid,bm25 k=3,5,10 --gate
+    rag eval --dataset cells-test       # the table cells benchmark (also lists-dev, ...)
 
 Each run brings the dataset's index up to date first (incremental: unchanged papers are not
 re-embedded, so a built index is the cache), then answers every question under every
@@ -182,6 +183,24 @@ def _select(dataset: Dataset, types: str | None, limit: int | None) -> Dataset:
     return Dataset(dataset.name, dataset.corpus, questions, dataset.answers, dataset.notes)
 
 
+# `rag eval --dataset cells-test` and the like: the table benchmarks (eval/tables.py), scored on
+# the whole ICML 2024 index with 95% bootstrap intervals.
+TABLE_BENCHMARKS = {f"{kind}-{split}": (kind, split) for kind in ("cells", "lists")
+                    for split in ("train", "dev", "test") if (kind, split) != ("cells", "train")}
+
+
+def _table_benchmark(kind: str, split: str, args: argparse.Namespace) -> int:
+    from . import tables
+
+    base = Settings.load(corpus=args.corpus or "icml2024", list_limit=40)
+    if not args.no_index:
+        ensure_index(base, progress=True)
+    report = (tables.cells_report if kind == "cells" else tables.lists_report)(split, base)
+    for line in tables.report_lines(report):
+        print(line)
+    return 0
+
+
 def main(args: argparse.Namespace) -> int:
     from . import report
     from .gate import check, load_thresholds
@@ -189,6 +208,9 @@ def main(args: argparse.Namespace) -> int:
     from .twin_eval import add_baseline, run_twins
 
     t0 = time.perf_counter()
+    bench = TABLE_BENCHMARKS.get(args.dataset)
+    if bench is not None:  # the cell and list benchmarks (eval/tables.py)
+        return _table_benchmark(*bench, args)
     dataset = _select(load_dataset(args.dataset, args.corpus), args.types, args.limit)
     overrides = {"corpus": dataset.corpus, "retriever": args.retriever,
                  "generator": args.generator, "k": args.k}

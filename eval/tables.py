@@ -278,14 +278,22 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     settings = Settings.load(corpus=args.corpus, list_limit=args.list_limit)
     report = (cells_report if args.command == "cells" else lists_report)(args.split, settings)
+    for line in report_lines(report):
+        print(line)
+    return 0
+
+
+def report_lines(report: dict) -> list[str]:
+    """A report's figures, one a line, each rate with its interval and count."""
+    out = []
     for key, value in report.items():
         if isinstance(value, tuple):
             count = report.get({"right_where_stated": "stated",
                                 "right_where_not_stated": "not_stated",
                                 "value_matches_label": "stated"}.get(key, "topics"), 0)
             value = fmt(value, count)
-        print(f"{key}: {value}")
-    return 0
+        out.append(f"{key}: {value}")
+    return out
 
 
 if __name__ == "__main__":

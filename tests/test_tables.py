@@ -200,3 +200,25 @@ def test_the_openai_endpoint_answers_a_comparison_with_the_table_and_its_citatio
     want = rag.ask(question, settings=settings)
     assert message["decision"] == "table" and "| Paper | kernel | dataset |" in message["content"]
     assert message["citations"] == want.to_dict()["citations"]
+
+
+
+@pytest.mark.slow
+def test_rag_eval_scores_the_list_and_cell_benchmarks_with_intervals(full_home, monkeypatch,
+                                                                    capsys):
+    """`rag eval --dataset lists-dev` and `cells-dev` on the whole conference's index: every
+    figure a share with its 95% interval (docs/tables.md has the test split's)."""
+    from rag.eval.tables import CELLS, load
+
+    assert {c["split"] for c in load(CELLS)} == {"dev", "test"}
+    monkeypatch.setenv("RAG_HOME", str(full_home))
+    for dataset, figures in (("lists-dev", ("recall", "precision")),
+                             ("cells-dev", ("right_where_stated", "right_where_not_stated"))):
+        assert cli.main(["eval", "--dataset", dataset, "--no-index"]) == 0
+        lines = dict(line.split(": ", 1) for line in capsys.readouterr().out.splitlines()
+                     if ": " in line)
+        for name in figures:
+            value, low, high = (float(x) for x in
+                                lines[name].replace("[", "").replace("]", "").replace(",", "")
+                                .split()[:3])
+            assert 0.0 <= low <= value <= high <= 1.0, (dataset, name, lines[name])
