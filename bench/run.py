@@ -6,6 +6,7 @@
     python -m rag.bench.run --skip embedding --rounds 3
     python -m rag.bench.run --only local [--local-model 0.5b]   # the local LLM ([local] extra)
     python -m rag.bench.run --only protocols     # MCP and /v1 latency over rag.ask()
+    python -m rag.bench.run --only tables        # a 10x3 table, reader model beside rules
 
 The first run builds the ICML 2024 index in bench/results/home (about 10 minutes of embedding
 on 2 free cores) and keeps it for the next runs.
@@ -21,8 +22,8 @@ from pathlib import Path
 
 from .measure import ROUNDS
 
-SECTIONS = ("ingest", "reindex", "latency", "coldstart", "memory", "embedding", "local",
-            "protocols")
+SECTIONS = ("ingest", "reindex", "latency", "tables", "coldstart", "memory", "embedding",
+            "local", "protocols")
 
 
 def parse(argv=None) -> argparse.Namespace:
@@ -57,7 +58,7 @@ def main(argv=None) -> int:
     for key in ("OPENAI_API_KEY", "OPENAI_BASE_URL"):
         os.environ.pop(key, None)  # extractive figures; no LLM endpoint is involved
     args = parse(argv)
-    from . import embedding, ingest, latency, local_llm, protocols, startup
+    from . import embedding, ingest, latency, local_llm, protocols, startup, tables
     from .measure import Report, table
 
     sections = [s for s in (args.only or SECTIONS) if s not in args.skip]
@@ -74,6 +75,8 @@ def main(argv=None) -> int:
         elif name == "latency":
             scales = ("seeds", "icml2024") + (("50k",) if args.scale50k else ())
             latency.run(report, scales, args.synthetic_vectors)
+        elif name == "tables":
+            tables.run(report)
         elif name == "coldstart":
             startup.run_cold_start(report)
         elif name == "memory":

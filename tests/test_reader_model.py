@@ -39,7 +39,10 @@ def test_the_manifest_says_where_the_model_came_from(manifest):
 def test_the_committed_weights_give_the_committed_dev_figures(model, manifest):
     from rag.eval.reader.figures import figures
 
-    measured = figures(model.score, "dev")
+    # on the dev questions the manifest was measured on (before issue 28 added paraphrase-
+    # heavy ones, on which the same weights read worse: docs/reader-model.md)
+    measured = figures(model.score, "dev", original=True)
+    assert measured["twins"] == manifest["dev"]["twins"]
     for name in ("twin_auroc", "near_miss_auroc"):
         assert measured[name] == pytest.approx(manifest["dev"][name], abs=0.005), name
 
