@@ -36,10 +36,10 @@ import numpy as np
 
 from rag.retrieve.answerability import Logistic
 
+from .logistic import fit_logistic
 from .metrics.abstention import at_threshold, auroc, choose_threshold
 
 MAX_FALSE_ABSTENTION = 0.05
-L2 = 1.0
 # P(found) reads only what says which paper is meant; the answer-side signals (numbers asked,
 # details missing) made it learn the question bank's habits (near misses ask for numbers).
 FOUND_FEATURES = ("z_cosine", "margin", "title_cover", "title_rarest", "abstract_cover")
@@ -54,25 +54,6 @@ def _stand_in():
 
 
 STAND_IN = _stand_in()  # answers everything; the signals it is handed are what fitting reads
-
-
-def fit_logistic(X: np.ndarray, y: np.ndarray, l2: float = L2, iters: int = 60) -> dict:
-    """Standardise X, then Newton steps on the L2-penalised log-loss (bias unpenalised)."""
-    mean, scale = X.mean(0), X.std(0)
-    scale = np.where(scale > 1e-9, scale, 1.0)
-    Z = np.c_[(X - mean) / scale, np.ones(len(X))]
-    w = np.zeros(Z.shape[1])
-    penalty = l2 * np.r_[np.ones(Z.shape[1] - 1), 0.0]
-    for _ in range(iters):
-        p = 1.0 / (1.0 + np.exp(-Z @ w))
-        grad = Z.T @ (p - y) + penalty * w
-        hess = (Z * (p * (1 - p))[:, None]).T @ Z + np.diag(penalty)
-        step = np.linalg.solve(hess, grad)
-        w -= step
-        if np.abs(step).max() < 1e-8:
-            break
-    return {"mean": mean.tolist(), "scale": scale.tolist(), "coef": w[:-1].tolist(),
-            "bias": float(w[-1])}
 
 
 def fit_on(X: np.ndarray, y: np.ndarray, features: tuple[str, ...], use: tuple[str, ...]

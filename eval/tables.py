@@ -151,7 +151,7 @@ def list_pools(split: str, settings) -> list[tuple[dict, list[tuple[str, list[fl
 def fit_lists(settings) -> dict:
     """The membership model on the train topics, its threshold on dev: the best F1 of the
     dev topics' mean recall and mean precision."""
-    from rag.eval.fit_answerability import fit_logistic
+    from rag.eval.logistic import fit_logistic
     from rag.retrieve.answerability import Logistic
     from rag.retrieve.membership import FEATURES, Membership
 

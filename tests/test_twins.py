@@ -116,8 +116,13 @@ def test_the_baseline_fitted_on_train_reads_the_bank_near_misses_by_wording():
     from rag.eval import baseline
     from rag.eval.datasets import load_dataset
 
-    figures = baseline.figures(baseline.fit_on_train(), load_dataset("icml2024-dev").questions)
-    assert figures["near_miss"]["auroc"] > 0.85  # the trap the twins exist for
+    model, dev = baseline.fit_on_train(), load_dataset("icml2024-dev").questions
+    first = [q for q in dev if not q.id.startswith("bank-w-")]  # the bank as first written
+    assert baseline.figures(model, first)["near_miss"]["auroc"] > 0.85  # the trap twins avoid
+    # the near misses written for issue 28 were worded like answerable questions: the whole
+    # split's are harder to tell by wording alone
+    assert baseline.figures(model, dev)["near_miss"]["auroc"] < \
+        baseline.figures(model, first)["near_miss"]["auroc"]
 
 
 # -- `rag eval` reports them -------------------------------------------------------------------
