@@ -93,3 +93,17 @@ def test_cross_validation_judges_each_question_with_a_threshold_chosen_without_i
                         folds=5, max_false_abstention=0.0)
     assert s.recall == pytest.approx(2 / 3)
     assert s.false_abstention_rate == 0.5
+
+
+def test_a_bootstrap_interval_holds_the_mean_and_narrows_with_more_questions():
+    from rag.eval.metrics.intervals import fmt, interval, ratio_interval
+
+    assert interval([]) is None and ratio_interval([]) is None
+    assert interval([1.0] * 20) == (1.0, 1.0)  # no spread, no interval
+    few, many = interval([1, 0] * 5), interval([1, 0] * 200)
+    assert few[0] < 0.5 < few[1] and many[0] < 0.5 < many[1]
+    assert many[1] - many[0] < few[1] - few[0]
+    assert interval([1, 0, 1, 1]) == interval([1, 0, 1, 1])  # seeded: a report is repeatable
+    low, high = ratio_interval([(1, 1), (0, 1), (1, 1), (0, 0)])  # precision 2/3
+    assert low <= 2 / 3 <= high
+    assert fmt(0.5, (0.25, 0.75)) == "0.500 [0.250, 0.750]" and fmt(None, None) == "–"
