@@ -30,6 +30,8 @@ from pathlib import Path
 
 import numpy as np
 
+from rag.eval.metrics.abstention import auroc
+from rag.eval.metrics.intervals import fmt, interval
 from rag.ingest.chunking import split_sentences
 from rag.types import Passage
 
@@ -65,26 +67,13 @@ def passage(paper: dict) -> Passage:
                    sentences=tuple(split_sentences(text)), url=paper.get("url", ""))
 
 
-def auroc(pos: list[float], neg: list[float]) -> float:
-    if not pos or not neg:
-        return float("nan")
-    p, n = np.asarray(pos)[:, None], np.asarray(neg)[None, :]
-    return float(((p > n).sum() + 0.5 * (p == n).sum()) / (p.size * n.size))
-
-
-def interval(hits: list[bool], seed: int = 0, n: int = 1000) -> tuple[float, float, float]:
-    """(mean, low, high): the share of hits and its 95% bootstrap interval."""
-    x = np.asarray(hits, dtype=float)
-    if not x.size:
+def figure(values: list[float]) -> tuple[float, float, float]:
+    """(mean, low, high): a share (or a mean of per-topic shares) with its 95% bootstrap
+    interval (`metrics/intervals.py`); nan when there is nothing to measure."""
+    bounds = interval(values)
+    if bounds is None:
         return float("nan"), float("nan"), float("nan")
-    rng = np.random.default_rng(seed)
-    means = x[rng.integers(0, x.size, size=(n, x.size))].mean(axis=1)
-    return float(x.mean()), float(np.quantile(means, 0.025)), float(np.quantile(means, 0.975))
-
-
-def fmt(figure: tuple[float, float, float], count: int) -> str:
-    mean, low, high = figure
-    return f"{mean:.3f} [{low:.3f}, {high:.3f}] (n={count})"
+    return float(np.mean(values)), *bounds
 
 
 def _contains(sentence: str, value: str) -> bool:
@@ -99,32 +88,30 @@ def fit(reader: str) -> dict:
 
     cells, papers = load(CELLS, "dev"), corpus()
     scorer = scorer_for(reader, None)
-    best = None
-    for template in TEMPLATES[:1]:
-        for weight in RULES_WEIGHTS:
-            gate = CellGate(template, weight)
-            scored = []  # (stated, best score, best sentence holds the value)
-            for cell in cells:
-                p = passage(papers[cell["paper_id"]])
-                scores = cell_scores(cell["column"], [p], scorer, gate)[0]
-                j = max(range(len(scores)), key=lambda i: (scores[i], -i))
-                text = p.sentence_texts()[j][2]
-                scored.append((cell["stated"], scores[j],
-                               bool(cell["stated"]) and _contains(text, cell["value"])))
-            pos = [s for st, s, _ in scored if st]
-            neg = [s for st, s, _ in scored if not st]
-            acc, threshold = max(
-                ((np.mean([h and s >= t for st, s, h in scored if st])
-                  + np.mean([s < t for st, s, _ in scored if not st])) / 2, t)
-                for t in sorted({s for _, s, _ in scored}))
-            row = {"template": template, "rules_weight": weight,
-                   "dev_auroc": round(auroc(pos, neg), 4),
-                   "dev_best_sentence_holds_value": round(
-                       sum(h for _, _, h in scored) / max(len(pos), 1), 4),
-                   "dev_balanced_accuracy": round(float(acc), 4), "threshold": float(threshold)}
-            print(json.dumps(row))
-            if best is None or row["dev_balanced_accuracy"] > best["dev_balanced_accuracy"]:
-                best = row
+    best, template = None, TEMPLATES[0]
+    for weight in RULES_WEIGHTS:
+        gate = CellGate(template, weight)
+        scored = []  # (stated, best score, best sentence holds the value)
+        for cell in cells:
+            p = passage(papers[cell["paper_id"]])
+            scores = cell_scores(cell["column"], [p], scorer, gate)[0]
+            j = max(range(len(scores)), key=lambda i: (scores[i], -i))
+            text = p.sentence_texts()[j][2]
+            scored.append((cell["stated"], scores[j],
+                           bool(cell["stated"]) and _contains(text, cell["value"])))
+        acc, threshold = max(
+            ((np.mean([h and s >= t for st, s, h in scored if st])
+              + np.mean([s < t for st, s, _ in scored if not st])) / 2, t)
+            for t in sorted({s for _, s, _ in scored}))
+        row = {"template": template, "rules_weight": weight,
+               "dev_auroc": round(auroc([s for _, s, _ in scored],
+                                        [bool(st) for st, _, _ in scored]), 4),
+               "dev_best_sentence_holds_value": round(
+                   sum(h for _, _, h in scored) / max(sum(st for st, _, _ in scored), 1), 4),
+               "dev_balanced_accuracy": round(float(acc), 4), "threshold": float(threshold)}
+        print(json.dumps(row))
+        if best is None or row["dev_balanced_accuracy"] > best["dev_balanced_accuracy"]:
+            best = row
     assert best is not None
     return best
 
@@ -208,9 +195,9 @@ def cells_report(split: str, settings) -> dict:
             else:
                 absent_hits.append(not got.stated)
     return {"split": split, "tables": len(tables), "cells": len(cells),
-            "right_where_stated": interval(stated_hits), "stated": len(stated_hits),
-            "right_where_not_stated": interval(absent_hits), "not_stated": len(absent_hits),
-            "value_matches_label": interval(value_hits),
+            "right_where_stated": figure(stated_hits), "stated": len(stated_hits),
+            "right_where_not_stated": figure(absent_hits), "not_stated": len(absent_hits),
+            "value_matches_label": figure(value_hits),
             "table_seconds_p50": float(np.median(seconds)), "table_seconds_max": max(seconds)}
 
 
@@ -230,18 +217,8 @@ def lists_report(split: str, settings) -> dict:
             precisions.append(sum(p in relevant for p in judged_listed) / len(judged_listed))
         shown.append(len(listed))
     return {"split": split, "topics": len(topics),
-            "recall": interval_of(recalls), "precision": interval_of(precisions),
+            "recall": figure(recalls), "precision": figure(precisions),
             "unjudged_listed": unjudged, "papers_listed_median": float(np.median(shown))}
-
-
-def interval_of(values: list[float]) -> tuple[float, float, float]:
-    """Mean of per-topic values and its 95% bootstrap interval over topics."""
-    x = np.asarray(values, dtype=float)
-    if not x.size:
-        return float("nan"), float("nan"), float("nan")
-    rng = np.random.default_rng(0)
-    means = x[rng.integers(0, x.size, size=(1000, x.size))].mean(axis=1)
-    return float(x.mean()), float(np.quantile(means, 0.025)), float(np.quantile(means, 0.975))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -291,7 +268,7 @@ def report_lines(report: dict) -> list[str]:
             count = report.get({"right_where_stated": "stated",
                                 "right_where_not_stated": "not_stated",
                                 "value_matches_label": "stated"}.get(key, "topics"), 0)
-            value = fmt(value, count)
+            value = f"{fmt(value[0], value[1:])} (n={count})"
         out.append(f"{key}: {value}")
     return out
 

@@ -225,9 +225,9 @@ class Engine:
         if r.author is not None:
             return person_answer(turn)
         if r.writer == "table" and turn.whole:  # each row's cells, read by the gate
-            table, _ = build_table(r.intent.query, r.intent.columns, turn.whole, turn.cells)
+            table, cited = build_table(r.intent.query, r.intent.columns, turn.whole, turn.cells)
             return Written(table_text(table), "extractive", turn.whole, decision=TABLE,
-                           table=table)
+                           table=table, citations=cited)
         if turn.decision == ABSTAIN:
             return Written(CANNOT_ANSWER, self.generator_name, turn.passages, decision=CANNOT)
         if turn.decision == NOT_STATED:

@@ -44,12 +44,7 @@ def ask(question: str, history: Sequence | None = None, settings: Settings | Non
         settings: a Settings object; built from defaults, config file and env when omitted.
         **overrides: any Settings field, e.g. `k=3`, `retriever="bm25"`, `corpus="icml2024"`.
     """
-    answer = None
-    for event in ask_stream(question, history, settings, **overrides):
-        if isinstance(event, Answer):
-            answer = event
-    assert answer is not None
-    return answer
+    return _final(ask_stream(question, history, settings, **overrides))
 
 
 def table(topic: str, columns: Sequence[str], paper_ids: Sequence[str] = (),
@@ -73,13 +68,19 @@ def table(topic: str, columns: Sequence[str], paper_ids: Sequence[str] = (),
     request = TableRequest(topic or "the given papers", columns, tuple(paper_ids))
     question = f"Compare the papers on {request.topic} by {', '.join(columns)}"
     turn = Turn(question, [], [], time.perf_counter(), request=request)
+    answer = _final(factory.engine(settings).run(turn))
+    if answer.table is None:  # no paper found: an empty table, said plainly
+        answer.table = Table(request.topic, columns, ())
+    return answer
+
+
+def _final(events: Iterator[str | Draft | Answer]) -> Answer:
+    """The Answer an engine run ends with (the text pieces and a draft before it skipped)."""
     answer = None
-    for event in factory.engine(settings).run(turn):
+    for event in events:
         if isinstance(event, Answer):
             answer = event
     assert answer is not None
-    if answer.table is None:  # no paper found: an empty table, said plainly
-        answer.table = Table(request.topic, columns, ())
     return answer
 
 

@@ -77,9 +77,10 @@ class Registry:
         self._entries: dict[str, Entry] = {}
 
     def register(self, name: str, make: Callable[..., Any] | str | None, help: str = "",
-                 available: Availability = _always, options: tuple[str, ...] = (),
+                 available: Availability | None = None, options: tuple[str, ...] = (),
                  **extra: Any) -> Entry:
-        entry = Entry(name, make, help, available, tuple(options), dict(extra))
+        """Register (or replace) `name`; with no `available` check it is always available."""
+        entry = Entry(name, make, help, available or _always, tuple(options), dict(extra))
         self._entries[name] = entry
         return entry
 

@@ -331,3 +331,6 @@ class Written:
     draft: Answer | None = None
     failure: str | None = None
     table: Table | None = None  # a table writer's table; `shown` are its rows' papers
+    # a writer that numbers its own citations (a table's stated cells, each quoting its
+    # sentence): the check keeps them as they are
+    citations: list[Citation] = field(default_factory=list)

@@ -25,7 +25,7 @@ def register_backend(name: str, make: Callable[[Settings], Generator], help: str
                      ) -> None:
     """Make `make(settings)` the backend the setting `generator=name` chooses; `available`
     (env -> None or why not) is what `rag backends` and the settings panel show."""
-    WRITERS.register(name, make, help, available or (lambda env: None), options)
+    WRITERS.register(name, make, help, available, options)
 
 
 def unregister_backend(name: str) -> None:

@@ -3,7 +3,8 @@ only road to an Answer).
 
 - an abstention ("cannot answer", or a person's name no author has) keeps its own words;
 - "the abstract does not state X" cites its paper unquoted;
-- a table's stated cells cite the sentences they quote (verbatim by construction);
+- a table's stated cells cite the sentences they quote (verbatim by construction, numbered by
+  the table writer);
 - any other text has its `[n]` markers numbered and quoted (`citations.py`), and the list of
   checks (`support.py` `CHECKS`) runs once on it; a language model's text that is unfit,
   cites nothing or is not backed ends in its `draft` (the extractive answer), with a notice.
@@ -17,7 +18,6 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from ..answer.prompts import CANNOT_ANSWER, NOTICE_FALLBACK, NOTICE_UNCITED, NOTICE_UNSUPPORTED
-from ..answer.table import build_table
 from ..types import (CANNOT, NOT_STATED, TABLE, Answer, Citation, Passage, Turn, Written)
 from .citations import check_citations
 from .reply import is_abstention, unbacked, unfit
@@ -51,12 +51,9 @@ def finish(turn: Turn, written: Written, checker: Checker) -> Answer:
                   relevance=turn.relevance, decision=written.decision)
     if written.decision == CANNOT:
         return abstention(turn, written.generator, turn.notices, written.text, written.shown)
-    if written.decision == TABLE:
-        assert written.table is not None
-        _, citations = build_table(written.table.topic, written.table.columns, written.shown,
-                                   turn.cells)
-        return Answer(**common, citations=citations, passages=written.shown, abstained=False,
-                      table=written.table)
+    if written.decision == TABLE:  # its cells quote their sentences verbatim, numbered
+        return Answer(**common, citations=written.citations, passages=written.shown,
+                      abstained=False, table=written.table)
     if written.decision == NOT_STATED:
         return Answer(**common, citations=[Citation(n=1, passage=written.shown[0], quote="")],
                       passages=turn.whole, abstained=True)
